@@ -1,0 +1,52 @@
+//! sphragis — an embedded analytical engine for auditing ML training corpora.
+//!
+//! It loads corpora into one DuckDB file, evaluates the corpus rules with Rust scalar
+//! functions, stores their verdicts as plain columns, and exposes every count as a
+//! versioned SQL view, so any figure in a report traces back to a view definition, a
+//! corpus version and the SHA-256 of the input files. `../shared/SPEC.md` is the product
+//! decision; this crate implements its review-corpus half (SPEC §2.1–2.3) so far.
+//!
+//! # Bird's-eye view
+//!
+//! ```text
+//! input files ──adapters──▶ review_examples / review_comments   (one transaction per file,
+//!                            ingest_log: path, bytes, sha256)   bound in the ingest log)
+//! orgs.json ───────────────▶ org_service_accounts / org_windows
+//! refine ── sph_* functions ─▶ refine_comments / refine_examples (verdicts as columns)
+//! sql/review/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
+//! ```
+//!
+//! # Code map
+//!
+//! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
+//!   checksums), [`db::views`] (the view registry), [`db::ingest`] (transactional,
+//!   SHA-256-bound loads and the [`db::ingest::InputError`] that names file, line, field).
+//! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
+//!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
+//! - [`review`]: the review corpus — adapters per source format, per-org configuration,
+//!   refine into corpus versions.
+//! - [`report`]: run a versioned view and render it as a table, CSV or JSON, stamped
+//!   with the view's name and SHA-256.
+//! - [`cli`]: one module per subcommand, each a thin layer over the library.
+//! - [`hash`]: SHA-256 helpers.
+//!
+//! # Architecture invariants
+//!
+//! - No SQL outside `sql/` and `migrations/` except one-line bookkeeping statements
+//!   (ingest log, version rows, deletes of a version being replaced).
+//! - No view calls an `sph_` function: the file answers every view from a stock DuckDB
+//!   client with no sphragis code loaded.
+//! - A released view file or migration is never edited: a change of meaning is a new
+//!   `_v<N+1>` view or a new migration; an edited one is refused on open.
+//! - Every load is one transaction: an input error leaves the database unchanged.
+//! - Reports never show example content: only counts, ids of views and files.
+
+pub mod cli;
+pub mod db;
+pub mod hash;
+pub mod report;
+pub mod review;
+pub mod rules;
+
+/// The version of the rule code that computed stored verdicts (`corpus_versions.rules_code`).
+pub const RULES_CODE: &str = concat!("sphragis ", env!("CARGO_PKG_VERSION"));
