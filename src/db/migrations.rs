@@ -1,0 +1,155 @@
+//! Schema migrations: numbered SQL files in `migrations/`, embedded in the binary.
+//!
+//! Modelled on sqlx's runner (SPEC §1 principle 1): each file is applied once, in
+//! order, inside one transaction, and recorded in `sph_migrations` with its SHA-256
+//! (CRLF normalized to LF before hashing). On every open the recorded migrations are
+//! compared with the embedded ones: an applied migration whose file changed, or one
+//! this binary does not know, is an error and nothing is re-run.
+
+use anyhow::{Context, Result, bail};
+use duckdb::Connection;
+
+/// One embedded migration file.
+#[derive(Debug, Clone, Copy)]
+pub struct Migration {
+    /// Leading number of the file name; applied in increasing order.
+    pub version: i32,
+    /// The rest of the file name, without `.sql`.
+    pub description: &'static str,
+    /// File name under `migrations/`.
+    pub file: &'static str,
+    /// The SQL text.
+    pub sql: &'static str,
+}
+
+/// Every migration, in order. A test checks that each file in `migrations/` is listed.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        description: "core",
+        file: "0001_core.sql",
+        sql: include_str!("../../migrations/0001_core.sql"),
+    },
+    Migration {
+        version: 2,
+        description: "review",
+        file: "0002_review.sql",
+        sql: include_str!("../../migrations/0002_review.sql"),
+    },
+];
+
+/// Lowercase hex SHA-256 of `sql` after CRLF → LF.
+pub fn checksum(sql: &str) -> String {
+    crate::hash::sha256_hex(sql.replace("\r\n", "\n").as_bytes())
+}
+
+/// Applies pending migrations and verifies applied ones.
+///
+/// Returns the versions applied by this call (empty when the file is up to date).
+/// Errors: an applied migration was edited (checksum differs), the file holds a
+/// migration this binary does not know (written by a newer sphragis), or a migration's
+/// SQL fails (then nothing of it is kept).
+pub fn apply(conn: &Connection) -> Result<Vec<i32>> {
+    conn.execute_batch(
+        "create table if not exists sph_migrations (
+            version      integer primary key,
+            description  varchar not null,
+            sha256       varchar not null,
+            applied_at   timestamp not null default current_timestamp,
+            execution_ms bigint not null
+        )",
+    )?;
+    let mut stmt = conn.prepare("select version, description, sha256 from sph_migrations order by version")?;
+    let applied: Vec<(i32, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<duckdb::Result<_>>()?;
+    for (version, description, sha) in &applied {
+        let Some(known) = MIGRATIONS.iter().find(|m| m.version == *version) else {
+            bail!(
+                "database has migration {version:04} ({description}) that this sphragis does not know; \
+                 it was written by a newer sphragis"
+            );
+        };
+        let now = checksum(known.sql);
+        if &now != sha {
+            bail!(
+                "migration migrations/{} was edited after it was applied to this database \
+                 (recorded sha256 {sha}, file has {now}); add a new migration instead",
+                known.file
+            );
+        }
+    }
+    let mut done = Vec::new();
+    for migration in MIGRATIONS.iter().filter(|m| !applied.iter().any(|a| a.0 == m.version)) {
+        let started = std::time::Instant::now();
+        conn.execute_batch("begin transaction")?;
+        let result = conn.execute_batch(migration.sql).and_then(|_| {
+            conn.execute(
+                "insert into sph_migrations (version, description, sha256, execution_ms) values (?, ?, ?, ?)",
+                duckdb::params![
+                    migration.version,
+                    migration.description,
+                    checksum(migration.sql),
+                    started.elapsed().as_millis() as i64
+                ],
+            )
+        });
+        match result {
+            Ok(_) => conn.execute_batch("commit")?,
+            Err(e) => {
+                let _ = conn.execute_batch("rollback");
+                return Err(e).with_context(|| format!("applying migration migrations/{}", migration.file));
+            }
+        }
+        done.push(migration.version);
+    }
+    Ok(done)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_on_disk_is_registered_in_order() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".sql"))
+            .collect();
+        files.sort();
+        let registered: Vec<&str> = MIGRATIONS.iter().map(|m| m.file).collect();
+        assert_eq!(files, registered);
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version as usize, i + 1);
+            assert_eq!(m.file, format!("{:04}_{}.sql", m.version, m.description));
+        }
+    }
+
+    #[test]
+    fn applies_once_then_refuses_edits_and_unknown_versions() {
+        let conn = Connection::open_in_memory().unwrap();
+        assert_eq!(apply(&conn).unwrap(), vec![1, 2]);
+        assert!(apply(&conn).unwrap().is_empty());
+        conn.execute("update sph_migrations set sha256 = 'abc' where version = 2", []).unwrap();
+        let err = apply(&conn).unwrap_err().to_string();
+        assert!(err.contains("0002_review.sql was edited"), "{err}");
+        conn.execute("update sph_migrations set sha256 = ? where version = 2", [checksum(MIGRATIONS[1].sql)])
+            .unwrap();
+        conn.execute(
+            "insert into sph_migrations (version, description, sha256, execution_ms) values (99, 'future', 'x', 0)",
+            [],
+        )
+        .unwrap();
+        let err = apply(&conn).unwrap_err().to_string();
+        assert!(err.contains("migration 0099 (future)"), "{err}");
+    }
+
+    #[test]
+    fn checksum_ignores_crlf() {
+        assert_eq!(checksum("a;\r\nb;\r\n"), checksum("a;\nb;\n"));
+        // sha256 of the empty string
+        assert_eq!(checksum(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    }
+}
