@@ -1,0 +1,89 @@
+-- refine step 2: example verdicts and removal attribution of one corpus version (SPEC §2.2).
+-- Parameters: $1 version name; $2..$6 whether the rules service_account, rebase_successor,
+-- suggested_edit, applied_fix and duplicate are on (booleans).
+-- Each removed example is attributed to the FIRST rule that removes it, in that order.
+-- Dedup runs after the other rules: among the survivors with the same org and dedup key,
+-- the earliest (created_at, then example_id) is kept; a kept example with an earlier twin
+-- that a rule removed is 'resurrected'. Examples without a hunk or target are not deduped.
+insert into refine_examples
+with kept_comments as (
+    select * from refine_comments where version = $1
+),
+agg as (
+    select
+        e.example_id,
+        e.org,
+        e.created_at,
+        e.hunk,
+        e.target,
+        coalesce(e.revision_kind in ('TRIVIAL_REBASE', 'NO_CODE_CHANGE'), false)
+            or e.predecessor_id is not null as rebase_successor,
+        count(c.comment_id) as comments_built,
+        count(c.comment_id) filter (where not c.dropped) as comments_kept,
+        count(c.comment_id) filter (where c.service_account) as service_comments,
+        coalesce(bool_or(c.fence_strict) filter (where not c.dropped), false) as suggested_edit,
+        coalesce(bool_or(c.fence_gerrit) filter (where not c.dropped), false) as fence_gerrit,
+        coalesce(bool_or(c.fence_loose) filter (where not c.dropped), false) as fence_loose,
+        coalesce(bool_or(c.fix_applied) filter (where not c.dropped), false) as applied_fix,
+        coalesce(bool_or(c.target_quoted) filter (where not c.dropped), false) as target_in_comment
+    from review_examples as e
+    left join kept_comments as c on c.example_id = e.example_id
+    group by all
+),
+ruled as (
+    select
+        *,
+        case
+            when $2 and comments_kept = 0 then 'service_account'
+            when $3 and rebase_successor then 'rebase_successor'
+            when $4 and suggested_edit then 'suggested_edit'
+            when $5 and applied_fix then 'applied_fix'
+        end as rule_reason,
+        case
+            when hunk is not null and target is not null then sha256(sph_dedup_key(hunk, target))
+        end as dedup_key
+    from agg
+),
+ranked as (
+    select
+        *,
+        row_number() over twins as twin_pos,
+        first_value(example_id) over (
+            partition by org, dedup_key, rule_reason is null
+            order by created_at asc nulls last, example_id
+        ) as first_survivor
+    from ruled
+    window twins as (partition by org, dedup_key order by created_at asc nulls last, example_id)
+),
+twinned as (
+    select
+        *,
+        min(case when rule_reason is not null then twin_pos end) over (partition by org, dedup_key) as first_removed_pos
+    from ranked
+),
+decided as (
+    select
+        *,
+        $6 and dedup_key is not null and rule_reason is null and first_survivor <> example_id as is_duplicate
+    from twinned
+)
+select
+    $1 as version,
+    example_id,
+    org,
+    comments_built,
+    comments_kept,
+    service_comments,
+    rebase_successor,
+    suggested_edit,
+    fence_gerrit,
+    fence_loose,
+    applied_fix,
+    target_in_comment,
+    dedup_key,
+    coalesce(rule_reason, case when is_duplicate then 'duplicate' end) as removed_reason,
+    case when is_duplicate then first_survivor end as duplicate_of,
+    coalesce($6 and rule_reason is null and not is_duplicate and dedup_key is not null
+             and first_removed_pos < twin_pos, false) as resurrected,
+    rule_reason is null and not is_duplicate as kept
+from decided

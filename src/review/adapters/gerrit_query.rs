@@ -1,0 +1,241 @@
+//! Gerrit's SSH `gerrit query --format=JSON --comments --patch-sets` output (as in
+//! Perceval's Wikimedia test data): one change per line, then a `{"type":"stats"}` line.
+//!
+//! The output has no hunks or targets, so it maps as far as it goes: one example per
+//! patch set that has at least one comment; its comments are the inline comments on
+//! that patch set plus the change messages written on it (a message starting
+//! `Patch Set N` or `Uploaded patch set N` belongs to N; any other to the newest patch
+//! set created at or before it). `hunk` and `target` stay null (such examples are never
+//! deduped and never quote a target). `revision_kind` = the patch set's `kind`;
+//! `predecessor_id` = the previous patch set's example when the kind is `TRIVIAL_REBASE`
+//! or `NO_CODE_CHANGE` (Gerrit's rebase kinds). Authors keep only `username` (or the
+//! numeric account id): names and e-mails are dropped on read.
+//! `example_id` = `<org>:<change number>:<patch set>`; `org` from the caller, else the
+//! second-to-last label of the change URL's host (`gerrit.wikimedia.org` → `wikimedia`).
+
+use super::{Sink, TextOrNumber, for_each_line, parse_json};
+use crate::db::ingest::InputError;
+use crate::review::model::{Comment, Example};
+use regex::Regex;
+use serde::Deserialize;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::LazyLock;
+
+/// Loader version recorded in the ingest log.
+pub const LOADER_VERSION: &str = "gerrit-query/1";
+
+#[derive(Debug, Deserialize)]
+struct Line {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    project: Option<String>,
+    #[serde(default)]
+    number: Option<TextOrNumber>,
+    #[serde(default)]
+    url: Option<String>,
+    #[serde(default)]
+    comments: Vec<Message>,
+    #[serde(rename = "patchSets", default)]
+    patch_sets: Vec<PatchSet>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Account {
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(rename = "accountId", alias = "_account_id", default)]
+    account_id: Option<i64>,
+}
+
+impl Account {
+    fn id(&self) -> Option<String> {
+        self.username.clone().or_else(|| self.account_id.map(|n| n.to_string()))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    timestamp: i64,
+    reviewer: Account,
+    message: String,
+    #[serde(default)]
+    tag: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PatchSet {
+    number: TextOrNumber,
+    #[serde(rename = "createdOn", default)]
+    created_on: Option<i64>,
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(default)]
+    comments: Vec<Inline>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Inline {
+    file: String,
+    line: Option<i64>,
+    reviewer: Account,
+    message: String,
+}
+
+static PATCH_SET_PREFIX: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^(?:Patch Set|Uploaded patch set) (\d+)").expect("patch set regex"));
+
+/// The org named by a change URL: the second-to-last label of its host.
+pub fn org_from_url(url: &str) -> Option<String> {
+    let host = url.split("://").nth(1)?.split(['/', ':']).next()?;
+    let labels: Vec<&str> = host.split('.').collect();
+    (labels.len() >= 2).then(|| labels[labels.len() - 2].to_string())
+}
+
+/// Reads the query output and hands each patch-set example to `sink`.
+///
+/// Errors ([`InputError`]): malformed JSON, a mistyped field, a change without `number`
+/// or patch sets, a non-numeric patch set number, no org (neither given nor derivable
+/// from `url`), an empty file.
+pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+    let mut examples = 0u64;
+    for_each_line(path, reader, |line, text| {
+        let change: Line = parse_json(path, line, text)?;
+        if change.kind.as_deref() == Some("stats") {
+            return Ok(());
+        }
+        let err = |field: &str, msg: &str| InputError::at(path, Some(line), Some(field), msg);
+        let number = change.number.ok_or_else(|| err("number", "missing change number"))?.into_text();
+        let org = match org {
+            Some(o) => o.to_string(),
+            None => change
+                .url
+                .as_deref()
+                .and_then(org_from_url)
+                .ok_or_else(|| err("url", "cannot derive the org from the change URL; pass --org"))?,
+        };
+        if change.patch_sets.is_empty() {
+            return Err(err("patchSets", "a change needs at least one patch set").into());
+        }
+        let mut sets: Vec<(i32, Option<i64>, Option<String>, Vec<Comment>)> = Vec::new();
+        for (i, ps) in change.patch_sets.iter().enumerate() {
+            let n: i32 = ps
+                .number
+                .clone()
+                .into_text()
+                .parse()
+                .map_err(|_| err(&format!("patchSets[{i}].number"), "not a patch set number"))?;
+            let mut comments = Vec::new();
+            for (k, c) in ps.comments.iter().enumerate() {
+                let at = c.line.map_or(String::new(), |l| format!(":{l}"));
+                comments.push(Comment {
+                    comment_id: format!("ps{n}-inline{k}"),
+                    author_id: c.reviewer.id(),
+                    message: c.message.clone(),
+                    // the query output gives inline comments no time: the patch set's
+                    created_at: ps.created_on.map(|s| s * 1_000_000),
+                    tag: Some(format!("inline:{}{at}", c.file)),
+                    record: line as i64,
+                    ..Comment::default()
+                });
+            }
+            sets.push((n, ps.created_on, ps.kind.clone(), comments));
+        }
+        sets.sort_by_key(|s| s.0);
+        for (k, m) in change.comments.iter().enumerate() {
+            let named: Option<i32> =
+                PATCH_SET_PREFIX.captures(&m.message).and_then(|c| c[1].parse().ok());
+            let slot = match named.and_then(|n| sets.iter().position(|s| s.0 == n)) {
+                Some(i) => i,
+                None => sets.iter().rposition(|s| s.1.is_some_and(|t| t <= m.timestamp)).unwrap_or(0),
+            };
+            sets[slot].3.push(Comment {
+                comment_id: format!("msg{k}"),
+                author_id: m.reviewer.id(),
+                message: m.message.clone(),
+                created_at: Some(m.timestamp * 1_000_000),
+                tag: m.tag.clone(),
+                record: line as i64,
+                ..Comment::default()
+            });
+        }
+        let ids: Vec<i32> = sets.iter().map(|s| s.0).collect();
+        for (n, _created, kind, comments) in sets {
+            if comments.is_empty() {
+                continue;
+            }
+            let rebase = matches!(kind.as_deref(), Some("TRIVIAL_REBASE" | "NO_CODE_CHANGE"));
+            let previous = ids.iter().copied().filter(|p| *p < n).max();
+            examples += 1;
+            sink(Example {
+                example_id: format!("{org}:{number}:{n}"),
+                org: org.clone(),
+                project: change.project.clone(),
+                change: Some(number.clone()),
+                patch_set: Some(n),
+                created_at: comments.iter().filter_map(|c| c.created_at).min(),
+                revision_kind: kind,
+                predecessor_id: if rebase { previous.map(|p| format!("{org}:{number}:{p}")) } else { None },
+                record: line as i64,
+                comments,
+                ..Example::default()
+            })?;
+        }
+        Ok(())
+    })?;
+    Ok(examples)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHANGE: &str = r#"{"project":"operations/puppet","number":416443,"url":"https://gerrit.wikimedia.org/r/416443","owner":{"name":"Gehel","email":"g@example.com","username":"gehel"},"comments":[{"timestamp":100,"reviewer":{"name":"Gehel","email":"g@example.com","username":"gehel"},"message":"Uploaded patch set 1."},{"timestamp":250,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Patch Set 2: Patch Set 1 was rebased"},{"timestamp":260,"reviewer":{"name":"jenkins-bot","email":"","username":"jenkins-bot"},"message":"Patch Set 2: Verified+2\n\nMain test build succeeded."},{"timestamp":300,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Change has been successfully merged by Gehel"}],"patchSets":[{"number":1,"createdOn":100,"kind":"REWORK"},{"number":2,"createdOn":200,"kind":"TRIVIAL_REBASE","comments":[{"file":"/COMMIT_MSG","line":7,"reviewer":{"name":"M","email":"m@example.com","username":"maurelio"},"message":"lowercase"}]}]}"#;
+
+    #[test]
+    fn maps_patch_sets_to_examples() {
+        let text = format!("{CHANGE}\n{{\"type\":\"stats\",\"rowCount\":1}}\n");
+        let mut out = Vec::new();
+        let n = read(Path::new("g"), None, text.as_bytes(), &mut |e| {
+            out.push(e);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(n, 2);
+        let (ps1, ps2) = (&out[0], &out[1]);
+        assert_eq!(ps1.example_id, "wikimedia:416443:1");
+        assert_eq!(ps1.comments.len(), 1);
+        assert_eq!(ps1.revision_kind.as_deref(), Some("REWORK"));
+        assert_eq!(ps1.predecessor_id, None);
+        assert_eq!(ps2.predecessor_id.as_deref(), Some("wikimedia:416443:1"));
+        // inline + "Patch Set 2" x2 + the unprefixed merge message (newest patch set by time)
+        assert_eq!(ps2.comments.len(), 4);
+        assert_eq!(ps2.created_at, Some(200_000_000));
+        let authors: Vec<_> = ps2.comments.iter().map(|c| c.author_id.as_deref().unwrap()).collect();
+        assert_eq!(authors, ["maurelio", "gehel", "jenkins-bot", "gehel"]);
+        let debug = format!("{out:?}");
+        assert!(!debug.contains("example.com"), "e-mails are dropped");
+        // display names are dropped from authors (a message text may still mention one)
+        assert!(out.iter().flat_map(|e| &e.comments).all(|c| c.author_id.as_deref() != Some("Gehel")));
+    }
+
+    #[test]
+    fn org_from_host() {
+        assert_eq!(org_from_url("https://gerrit.wikimedia.org/r/416443").as_deref(), Some("wikimedia"));
+        assert_eq!(org_from_url("https://review.opendev.org:443/c/1").as_deref(), Some("opendev"));
+        assert_eq!(org_from_url("nonsense"), None);
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let bad = CHANGE.replace(r#""number":416443,"#, "");
+        let err = read(Path::new("g"), None, format!("{CHANGE}\n{bad}\n").as_bytes(), &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("g:2: field `number`"), "{err}");
+        let bad = CHANGE.replace(r#""timestamp":250"#, r#""timestamp":"late""#);
+        let err = read(Path::new("g"), None, bad.as_bytes(), &mut |_| Ok(())).unwrap_err().to_string();
+        assert!(err.contains("field `comments[1].timestamp`"), "{err}");
+    }
+}

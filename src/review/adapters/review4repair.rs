@@ -1,0 +1,180 @@
+//! Review4Repair (`code/jsons/test_100.json`): Gerrit inline comments with the revised code.
+//!
+//! Mapping (see `shared/data/review/review4repair/PROVENANCE.md`): one example per row;
+//! `example_id` = `comment_id`; `org` = the host prefix of `project_name` without its
+//! trailing `_` (`android_` → `android`), which is also the project (the dataset names no
+//! other); `hunk` = the lines of `code_snippet` between `<|startfocus|>` and
+//! `<|endfocus|>`; `target` = `target`; `file_path` = `code_file_name`; `patch_set` =
+//! `base_patch_number`; `created_at` = `written_on` (UTC); one comment = `message`
+//! (author unknown). Accepts the original JSON array and JSONL (one row per line, as the
+//! benchmark's replicated file).
+
+use super::{Sink, for_each_line, json_error, parse_json, timestamp_field};
+use crate::db::ingest::InputError;
+use crate::review::model::{Comment, Example};
+use serde::Deserialize;
+use std::io::BufRead;
+use std::path::Path;
+
+/// Loader version recorded in the ingest log.
+pub const LOADER_VERSION: &str = "review4repair/1";
+
+const FOCUS_START: &str = "<|startfocus|>";
+const FOCUS_END: &str = "<|endfocus|>";
+
+#[derive(Debug, Deserialize)]
+struct Row {
+    comment_id: String,
+    message: String,
+    target: String,
+    code_snippet: String,
+    code_file_name: String,
+    written_on: String,
+    project_name: String,
+    base_patch_number: i32,
+}
+
+/// Reads a JSON array or JSONL file and hands each example to `sink`.
+///
+/// Errors ([`InputError`]): malformed or truncated JSON, a missing or mistyped field
+/// (named with its array index, e.g. `[12].target`), a `code_snippet` without focus
+/// markers, a bad `written_on`, an empty file.
+pub fn read(path: &Path, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+    let first = loop {
+        let buf = reader.fill_buf()?;
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => break Some(buf[i]),
+            None if buf.is_empty() => break None,
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    };
+    match first {
+        None => Err(InputError::at(path, None, None, "file is empty (no JSON)").into()),
+        Some(b'[') => {
+            let mut text = String::new();
+            reader.read_to_string(&mut text).map_err(|e| InputError::at(path, None, None, format!("{e}")))?;
+            let mut de = serde_json::Deserializer::from_str(&text);
+            let rows: Vec<Row> = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, 1, true, e))?;
+            de.end().map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
+            if rows.is_empty() {
+                return Err(InputError::at(path, Some(1), None, "the JSON array holds no rows").into());
+            }
+            let count = rows.len() as u64;
+            for (i, row) in rows.into_iter().enumerate() {
+                sink(convert(path, 1, &format!("[{i}]."), i as i64 + 1, row)?)?;
+            }
+            Ok(count)
+        }
+        Some(_) => for_each_line(path, reader, |line, text| {
+            let row: Row = parse_json(path, line, text)?;
+            sink(convert(path, line, "", line as i64, row)?)
+        }),
+    }
+}
+
+/// The commented lines of a Review4Repair `code_snippet`: the text between the focus
+/// markers, without the newline that follows `<|startfocus|>`. `None` when a marker is
+/// missing or the end comes before the start.
+pub fn focused_hunk(snippet: &str) -> Option<&str> {
+    let start = snippet.find(FOCUS_START)? + FOCUS_START.len();
+    let end = start + snippet[start..].find(FOCUS_END)?;
+    let body = &snippet[start..end];
+    Some(body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n')).unwrap_or(body))
+}
+
+fn convert(path: &Path, line: u64, prefix: &str, record: i64, row: Row) -> Result<Example, InputError> {
+    let hunk = focused_hunk(&row.code_snippet).ok_or_else(|| {
+        InputError::at(
+            path,
+            Some(line),
+            Some(&format!("{prefix}code_snippet")),
+            "no <|startfocus|> ... <|endfocus|> region",
+        )
+    })?;
+    let org = row.project_name.trim_end_matches('_').to_string();
+    if org.is_empty() {
+        return Err(InputError::at(path, Some(line), Some(&format!("{prefix}project_name")), "must name a host"));
+    }
+    let created_at = timestamp_field(path, line, &format!("{prefix}written_on"), Some(&row.written_on))?;
+    Ok(Example {
+        example_id: row.comment_id.clone(),
+        project: Some(org.clone()),
+        org,
+        change: None,
+        patch_set: Some(row.base_patch_number),
+        file_path: Some(row.code_file_name),
+        hunk: Some(hunk.to_string()),
+        target: Some(row.target),
+        created_at,
+        revision_kind: None,
+        predecessor_id: None,
+        record,
+        comments: vec![Comment {
+            comment_id: row.comment_id,
+            author_id: None,
+            message: row.message,
+            created_at,
+            in_reply_to: None,
+            tag: None,
+            service_account: None,
+            record,
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROW: &str = r#"{"status":"update","message":"use the constant","comment_id":"0153d955_343a7abc","target":"    return LIMIT;\n","code_snippet":"  if (x) {\n<|startfocus|>\n    return -1;\n<|endfocus|>\n  }","code_file_name":"android_4059","written_on":"2017-03-07 22:19:27","project_name":"android_","base_patch_number":4,"tokenized_target":["a"]}"#;
+
+    fn run(text: &str) -> Result<Vec<Example>, String> {
+        let mut out = Vec::new();
+        read(Path::new("r.json"), text.as_bytes(), &mut |e| {
+            out.push(e);
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    #[test]
+    fn array_and_jsonl_give_the_same_examples() {
+        let array = run(&format!("[{ROW}, {}]", ROW.replace("0153d955_343a7abc", "second"))).unwrap();
+        let lines = run(&format!("{ROW}\n{}\n", ROW.replace("0153d955_343a7abc", "second"))).unwrap();
+        assert_eq!(array.len(), 2);
+        assert_eq!(array, lines);
+        let e = &array[0];
+        assert_eq!(e.org, "android");
+        assert_eq!(e.hunk.as_deref(), Some("    return -1;\n"));
+        assert_eq!(e.created_at, Some(1_488_925_167_000_000));
+        assert_eq!(e.comments[0].message, "use the constant");
+        assert_eq!(array[1].record, 2);
+    }
+
+    #[test]
+    fn errors_name_the_row_and_field() {
+        let err = run(&format!("[{ROW}, {}]", ROW.replace(r#""target":"    return LIMIT;\n","#, ""))).unwrap_err();
+        assert!(err.contains("field `[1]`") || err.contains("missing field `target`"), "{err}");
+        let err = run(&format!("[{ROW}, {}]", ROW.replace(r#""base_patch_number":4"#, r#""base_patch_number":"4""#)))
+            .unwrap_err();
+        assert!(err.contains("field `[1].base_patch_number`"), "{err}");
+        let err = run(&format!("[{ROW}, {ROW}")).unwrap_err();
+        assert!(err.contains("truncated"), "{err}");
+        let err = run(&ROW.replace("<|endfocus|>", "")).unwrap_err();
+        assert!(err.contains("r.json:1: field `code_snippet`: no <|startfocus|>"), "{err}");
+        assert!(run("  \n").unwrap_err().contains("file is empty"));
+        assert!(run("[]").unwrap_err().contains("holds no rows"));
+    }
+
+    #[test]
+    fn focus_region() {
+        assert_eq!(focused_hunk("a\n<|startfocus|>\nb\nc\n<|endfocus|>\nd"), Some("b\nc\n"));
+        assert_eq!(focused_hunk("<|startfocus|>b<|endfocus|>"), Some("b"));
+        assert_eq!(focused_hunk("<|endfocus|>x<|startfocus|>"), None);
+        assert_eq!(focused_hunk("no markers"), None);
+    }
+}

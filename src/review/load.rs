@@ -1,0 +1,106 @@
+//! Loads one review input file in one transaction, bound in the ingest log.
+
+use super::adapters::{gerrit_query, jsonl, review4repair, tufano};
+use super::config;
+use super::store::ExampleWriter;
+use crate::db::ingest::{self, LoadOutcome, LoaderResult};
+use crate::hash::HashingReader;
+use anyhow::Result;
+use duckdb::Connection;
+use std::io::BufReader;
+use std::path::Path;
+
+/// The review input kinds `sphragis load` accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewKind {
+    /// sphragis's own JSONL examples (docs/formats.md).
+    Examples,
+    /// Review4Repair JSON array or JSONL.
+    Review4Repair,
+    /// Tufano et al. 2021 CSV.
+    Tufano2021,
+    /// Gerrit `query --format=JSON` output.
+    GerritQuery,
+    /// Per-org configuration JSON.
+    Orgs,
+}
+
+impl ReviewKind {
+    /// The name used on the command line and in the ingest log.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Examples => "examples",
+            Self::Review4Repair => "review4repair",
+            Self::Tufano2021 => "tufano2021",
+            Self::GerritQuery => "gerrit-query",
+            Self::Orgs => "orgs",
+        }
+    }
+
+    fn loader_version(self) -> &'static str {
+        match self {
+            Self::Examples => jsonl::LOADER_VERSION,
+            Self::Review4Repair => review4repair::LOADER_VERSION,
+            Self::Tufano2021 => tufano::LOADER_VERSION,
+            Self::GerritQuery => gerrit_query::LOADER_VERSION,
+            Self::Orgs => config::LOADER_VERSION,
+        }
+    }
+}
+
+/// Loads `path` as `kind`. `org` overrides the org for `tufano2021` and `gerrit-query`.
+/// `progress` is called with the number of examples written so far, every 1,000
+/// examples and once at the end.
+///
+/// Errors: the file is missing or unreadable, or the adapter rejects it (an
+/// [`InputError`](crate::db::ingest::InputError) naming file, line and field); the
+/// database is then unchanged.
+pub fn load(
+    conn: &Connection,
+    kind: ReviewKind,
+    path: &Path,
+    org: Option<&str>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<LoadOutcome> {
+    let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
+    ingest::load_file(conn, path, kind.name(), kind.loader_version(), options.as_deref(), |conn, file_id, file| {
+        let mut reader = BufReader::with_capacity(1 << 20, HashingReader::new(file));
+        if kind == ReviewKind::Orgs {
+            let configs = config::parse(path, &mut reader)?;
+            let rows = config::store(conn, file_id, &configs)?;
+            let (bytes, sha256) = reader.into_inner().finish()?;
+            return Ok(LoaderResult { rows, bytes, sha256 });
+        }
+        let mut writer = ExampleWriter::new(conn, file_id)?;
+        let mut failed_at: Option<String> = None;
+        let mut written = 0u64;
+        let result = {
+            let mut sink = |example: super::model::Example| -> Result<()> {
+                if let Err(e) = writer.append(&example) {
+                    failed_at = Some(example.example_id.clone());
+                    return Err(e);
+                }
+                written += 1;
+                if written % 1000 == 0 {
+                    progress(written);
+                }
+                Ok(())
+            };
+            match kind {
+                ReviewKind::Examples => jsonl::read(path, &mut reader, &mut sink),
+                ReviewKind::Review4Repair => review4repair::read(path, &mut reader, &mut sink),
+                ReviewKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut reader, &mut sink),
+                ReviewKind::GerritQuery => gerrit_query::read(path, org, &mut reader, &mut sink),
+                ReviewKind::Orgs => unreachable!("handled above"),
+            }
+        };
+        progress(written);
+        result.map_err(|e| match &failed_at {
+            Some(id) => e.context(format!("{}: writing example {id}", path.display())),
+            None => e,
+        })?;
+        let rows = writer.finish().map_err(|e| e.context(path.display().to_string()))?;
+        let (bytes, sha256) = reader.into_inner().finish()?;
+        Ok(LoaderResult { rows, bytes, sha256 })
+    })
+}

@@ -1,0 +1,216 @@
+//! Corpus versions and refine (SPEC §2.2).
+//!
+//! A version is a named, recorded, ordered set of rules applied to the built examples.
+//! Refine evaluates every rule function over every comment and example (the SQL in
+//! `sql/refine/`), stores the verdicts as plain columns in `refine_comments` and
+//! `refine_examples`, and attributes each removed example to the first rule that
+//! removes it. It always starts from the built examples, so a re-refine from disk gives
+//! the same result; the base version only names what reconciliation compares against.
+
+use anyhow::{Context, Result, bail};
+use duckdb::{Connection, params};
+use std::fmt;
+
+/// The refine rules, in the order SPEC §2.2 applies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rule {
+    /// Comments by service accounts are dropped; an example left with none is removed.
+    ServiceAccount,
+    /// An example repeating its predecessor on a rebased patch set.
+    RebaseSuccessor,
+    /// A comment opens a strict ```` ```suggestion ```` fence: the target is the reviewer's edit.
+    SuggestedEdit,
+    /// A comment is Gerrit's one-click `Fix applied.` reply.
+    AppliedFix,
+    /// Same dedup key as an earlier surviving example.
+    Duplicate,
+}
+
+impl Rule {
+    /// Every rule, in SPEC order.
+    pub const ALL: [Rule; 5] =
+        [Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::SuggestedEdit, Rule::AppliedFix, Rule::Duplicate];
+
+    /// The name stored in `removed_reason` and accepted on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::ServiceAccount => "service_account",
+            Rule::RebaseSuccessor => "rebase_successor",
+            Rule::SuggestedEdit => "suggested_edit",
+            Rule::AppliedFix => "applied_fix",
+            Rule::Duplicate => "duplicate",
+        }
+    }
+
+    /// Parses a comma-separated list (`all` for every rule); the result is in SPEC
+    /// order whatever the order given. Errors on an unknown or repeated name.
+    pub fn parse_list(text: &str) -> Result<Vec<Rule>> {
+        if text.trim() == "all" {
+            return Ok(Rule::ALL.to_vec());
+        }
+        let mut rules = Vec::new();
+        for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let rule = Rule::ALL.into_iter().find(|r| r.name() == name).with_context(|| {
+                let known: Vec<_> = Rule::ALL.iter().map(|r| r.name()).collect();
+                format!("unknown rule {name:?}; known rules: {} (or all)", known.join(", "))
+            })?;
+            if rules.contains(&rule) {
+                bail!("rule {name:?} is listed twice");
+            }
+            rules.push(rule);
+        }
+        rules.sort();
+        Ok(rules)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What to refine.
+#[derive(Debug, Clone)]
+pub struct RefineOptions {
+    /// Name of the new version, e.g. `v3`: letters, digits, `.`, `_`, `-`.
+    pub version: String,
+    /// The version reconciliation compares against; it must exist.
+    pub base: Option<String>,
+    /// Rules to apply (any order; applied in SPEC order).
+    pub rules: Vec<Rule>,
+    /// `target_in_comment` threshold in characters (SPEC default 20).
+    pub min_target_chars: u32,
+}
+
+/// Counts a refine produced (the views give the breakdowns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefineSummary {
+    pub version: String,
+    pub built: i64,
+    pub removed: i64,
+    pub kept: i64,
+    /// True when an unfrozen version of the same name was replaced.
+    pub replaced: bool,
+}
+
+const COMMENTS_SQL: &str = include_str!("../../sql/refine/comments.sql");
+const EXAMPLES_SQL: &str = include_str!("../../sql/refine/examples.sql");
+
+/// Refines the built examples into version `opts.version`, in one transaction.
+///
+/// Errors: an invalid version name, a frozen version of that name, a missing base
+/// version, no built examples, or a SQL failure; the database is then unchanged.
+pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> {
+    let name = &opts.version;
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
+        bail!("version name {name:?} must be letters, digits, '.', '_' or '-'");
+    }
+    if opts.base.as_deref() == Some(name.as_str()) {
+        bail!("version {name} cannot be its own base");
+    }
+    let frozen: Option<Option<String>> = conn
+        .query_row(
+            "select frozen_at::varchar from corpus_versions where version = ?",
+            [name],
+            |r| r.get(0),
+        )
+        .ok();
+    if let Some(Some(at)) = &frozen {
+        bail!("version {name} was frozen at {at} and cannot be refined again; refine a new version");
+    }
+    if let Some(base) = &opts.base {
+        let exists: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [base], |r| r.get(0))?;
+        if exists == 0 {
+            bail!("base version {base} does not exist; refine it first");
+        }
+    }
+    let built: i64 = conn.query_row("select count(*) from review_examples", [], |r| r.get(0))?;
+    if built == 0 {
+        bail!("no review examples are loaded; run `sphragis load` first");
+    }
+    let on = |rule: Rule| opts.rules.contains(&rule);
+    let rules: Vec<String> = opts.rules.iter().map(|r| r.name().to_string()).collect();
+    // Rule names come from the enum, never from input: safe to inline as a list literal.
+    let rule_list = format!("[{}]::varchar[]", rules.iter().map(|r| format!("'{r}'")).collect::<Vec<_>>().join(", "));
+    conn.execute_batch("begin transaction")?;
+    let result = (|| -> Result<RefineSummary> {
+        conn.execute("delete from refine_comments where version = ?", [name])?;
+        conn.execute("delete from refine_examples where version = ?", [name])?;
+        conn.execute("delete from corpus_versions where version = ?", [name])?;
+        conn.execute(
+            &format!(
+                "insert into corpus_versions (version, base_version, rules, min_target_chars, rules_code, created_at) \
+                 values (?, ?, {rule_list}, ?, ?, current_timestamp)"
+            ),
+            params![name, opts.base, opts.min_target_chars, crate::RULES_CODE],
+        )?;
+        conn.execute(COMMENTS_SQL, params![name, opts.min_target_chars, on(Rule::ServiceAccount)])
+            .context("refine step sql/refine/comments.sql")?;
+        conn.execute(
+            EXAMPLES_SQL,
+            params![
+                name,
+                on(Rule::ServiceAccount),
+                on(Rule::RebaseSuccessor),
+                on(Rule::SuggestedEdit),
+                on(Rule::AppliedFix),
+                on(Rule::Duplicate)
+            ],
+        )
+        .context("refine step sql/refine/examples.sql")?;
+        let (removed, kept): (i64, i64) = conn.query_row(
+            "select count(*) filter (where not kept), count(*) filter (where kept) from refine_examples where version = ?",
+            [name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        conn.execute(
+            "insert into sph_log (command, detail) values ('refine', ?)",
+            [format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-"))],
+        )?;
+        Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
+    })();
+    match result {
+        Ok(summary) => {
+            conn.execute_batch("commit")?;
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("rollback");
+            Err(e)
+        }
+    }
+}
+
+/// Marks `version` frozen: it can no longer be refined. Errors when it does not exist
+/// or is frozen already.
+pub fn freeze(conn: &Connection, version: &str) -> Result<()> {
+    let state: Option<Option<String>> = conn
+        .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
+        .ok();
+    match state {
+        None => bail!("version {version} does not exist"),
+        Some(Some(at)) => bail!("version {version} is already frozen (at {at})"),
+        Some(None) => {
+            conn.execute("update corpus_versions set frozen_at = current_timestamp where version = ?", [version])?;
+            conn.execute("insert into sph_log (command, detail) values ('freeze', ?)", [version])?;
+            Ok(())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_lists() {
+        assert_eq!(Rule::parse_list("all").unwrap(), Rule::ALL.to_vec());
+        assert_eq!(
+            Rule::parse_list("duplicate, service_account").unwrap(),
+            vec![Rule::ServiceAccount, Rule::Duplicate]
+        );
+        assert!(Rule::parse_list("suggested_edits").unwrap_err().to_string().contains("unknown rule"));
+        assert!(Rule::parse_list("duplicate,duplicate").unwrap_err().to_string().contains("twice"));
+    }
+}
