@@ -1,0 +1,86 @@
+//! `sphragis demo`: the main job on the bundled samples — build a database from
+//! `data-samples/review/`, refine v2 (service accounts, rebase successors, dedup) and v3
+//! (all rules, reconciled against v2), and print every report.
+
+use super::{CliError, FormatArg, Ui};
+use crate::db::ingest::LoadOutcome;
+use crate::report::{self, REPORTS};
+use crate::review::load::{ReviewKind, load};
+use crate::review::refine::{RefineOptions, Rule, refine};
+use std::path::{Path, PathBuf};
+
+/// The samples, embedded so the demo runs from any directory.
+const SAMPLES: &[(&str, &str)] = &[
+    ("review/orgs.json", include_str!("../../data-samples/review/orgs.json")),
+    ("review/examples.jsonl", include_str!("../../data-samples/review/examples.jsonl")),
+];
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Database file to create (replaced if it exists).
+    #[arg(long = "demo-db", default_value = "sphragis-demo.duckdb")]
+    pub demo_db: PathBuf,
+    /// Directory with the samples; the embedded copies are written to `<demo-db>.samples/`
+    /// when it does not exist.
+    #[arg(long, default_value = "data-samples")]
+    pub samples: PathBuf,
+    /// Output format of the reports.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+    /// Write report files here instead of printing.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
+    let samples = if args.samples.join("review/examples.jsonl").is_file() {
+        args.samples.clone()
+    } else {
+        let dir = PathBuf::from(format!("{}.samples", args.demo_db.display()));
+        for (name, text) in SAMPLES {
+            let path = dir.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(&path, text)?;
+        }
+        dir
+    };
+    for suffix in ["", ".wal"] {
+        let path = PathBuf::from(format!("{}{suffix}", args.demo_db.display()));
+        if path.exists() {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    let conn = crate::db::open(&args.demo_db)?;
+    let say = |line: String| eprintln!("{line}");
+    for (kind, file) in [(ReviewKind::Orgs, "review/orgs.json"), (ReviewKind::Examples, "review/examples.jsonl")] {
+        let path: PathBuf = samples.join(file);
+        let bar = ui.spinner(format!("loading {}", path.display()));
+        let outcome = load(&conn, kind, &path, None, &mut |n| bar.set_position(n))?;
+        bar.finish_and_clear();
+        if let LoadOutcome::Loaded(f) = outcome {
+            say(format!("loaded {} {} ({} rows, sha256 {})", f.kind, display(&path), f.rows, f.sha256));
+        }
+    }
+    let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
+    for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
+        let s = refine(
+            &conn,
+            &RefineOptions {
+                version: version.into(),
+                base: base.map(String::from),
+                rules,
+                min_target_chars: crate::rules::normalize::DEFAULT_MIN_TARGET_CHARS as u32,
+            },
+        )?;
+        say(format!("refined {}: {} built, {} removed, {} kept", s.version, s.built, s.removed, s.kept));
+    }
+    let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
+    say(format!("database: {}\n", args.demo_db.display()));
+    super::report::print_or_write(&tables, args.format, args.out.as_deref())
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
+}

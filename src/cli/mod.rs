@@ -1,0 +1,156 @@
+//! The command line: one module per subcommand, each parsing its options and calling
+//! the library. Only this layer prints and chooses exit codes: 0 ok, 1 error, 2 usage,
+//! 3 verification mismatch (SPEC §4).
+
+mod demo;
+mod load;
+mod refine;
+mod report;
+mod sql;
+mod views;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Audit ML training corpora in one DuckDB file: every count a versioned SQL view.
+#[derive(Debug, Parser)]
+#[command(name = "sphragis", version, about, long_about = None)]
+pub struct Cli {
+    /// The database file (created if missing).
+    #[arg(long, global = true, env = "SPHRAGIS_DB", default_value = "sphragis.duckdb")]
+    pub db: PathBuf,
+    /// No progress output, even on a terminal.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create the database file (or migrate an existing one) and list its schema state.
+    Init,
+    /// Load input files, each in one transaction recorded in the ingest log.
+    Load(load::Args),
+    /// Refine the built review examples into a named corpus version.
+    Refine(refine::Args),
+    /// Mark a corpus version frozen: it can no longer be refined. (Manifests and
+    /// split criteria files are not written yet.)
+    Freeze(refine::FreezeArgs),
+    /// Print or export report views (table, CSV, JSON), each stamped with its view.
+    Report(report::Args),
+    /// List the versioned views in the database with their SHA-256.
+    Views,
+    /// Run a SQL query with the sph_ functions registered.
+    Sql(sql::Args),
+    /// Build a database from the bundled samples and print every report.
+    Demo(demo::Args),
+}
+
+/// Output format of reports and queries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FormatArg {
+    Table,
+    Csv,
+    Json,
+}
+
+impl From<FormatArg> for crate::report::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Table => Self::Table,
+            FormatArg::Csv => Self::Csv,
+            FormatArg::Json => Self::Json,
+        }
+    }
+}
+
+/// An error with the exit code it maps to.
+#[derive(Debug)]
+pub struct CliError {
+    pub error: anyhow::Error,
+    pub exit_code: u8,
+}
+
+impl From<anyhow::Error> for CliError {
+    fn from(error: anyhow::Error) -> Self {
+        Self { error, exit_code: 1 }
+    }
+}
+
+macro_rules! cli_error_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for CliError {
+            fn from(e: $t) -> Self {
+                Self { error: e.into(), exit_code: 1 }
+            }
+        }
+    )*};
+}
+cli_error_from!(duckdb::Error, std::io::Error, serde_json::Error);
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if is_broken_pipe(&e.error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {:#}", e.error);
+            ExitCode::from(e.exit_code)
+        }
+    }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+/// Runs one parsed command.
+pub fn run(cli: Cli) -> Result<(), CliError> {
+    let ui = Ui { progress: !cli.quiet && std::io::stderr().is_terminal() };
+    match cli.command {
+        Command::Init => {
+            let conn = crate::db::open(&cli.db)?;
+            let n: i64 = conn.query_row("select count(*) from sph_migrations", [], |r| r.get(0))?;
+            let v: i64 = conn.query_row("select count(*) from sph_views", [], |r| r.get(0))?;
+            println!("{}: {n} migrations applied, {v} views registered", cli.db.display());
+            Ok(())
+        }
+        Command::Load(args) => load::run(&cli.db, args, &ui),
+        Command::Refine(args) => refine::run(&cli.db, args),
+        Command::Freeze(args) => refine::freeze(&cli.db, args),
+        Command::Report(args) => report::run(&cli.db, args),
+        Command::Views => views::run(&cli.db),
+        Command::Sql(args) => sql::run(&cli.db, args),
+        Command::Demo(args) => demo::run(args, &ui),
+    }
+}
+
+/// Terminal behaviour: progress only on an interactive stderr.
+pub struct Ui {
+    pub progress: bool,
+}
+
+impl Ui {
+    /// A spinner counting examples, hidden when not on a terminal.
+    pub fn spinner(&self, what: String) -> indicatif::ProgressBar {
+        if !self.progress {
+            return indicatif::ProgressBar::hidden();
+        }
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg}: {pos} examples ({per_sec})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_message(what);
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    }
+}

@@ -1,0 +1,23 @@
+//! `sphragis sql "<query>"`: ad-hoc SQL with the sph_ functions registered.
+
+use super::{CliError, FormatArg};
+use std::path::Path;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The query; its result is printed.
+    pub query: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+}
+
+pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
+    let conn = crate::db::open(db)?;
+    let table = crate::report::query(&conn, &args.query, None)?;
+    print!("{}", crate::report::render(&table, args.format.into())?);
+    if args.format == FormatArg::Json {
+        println!();
+    }
+    Ok(())
+}
