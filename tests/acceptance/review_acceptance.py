@@ -1,0 +1,132 @@
+"""Acceptance on the real public review data in ../shared/data/review (issue 2).
+
+Usage: python3 review_acceptance.py SPHRAGIS_BINARY SHARED_DATA_DIR WORK_DIR
+
+Runs the sphragis binary as a user would: load the three public datasets, refine v2 and
+v3, read every figure back from the report views (JSON output), and compare it with the
+values derived independently (issue 2 and each dataset's PROVENANCE.md). Then opens the
+database in a stock DuckDB client (the `duckdb` Python package, no sphragis code) and
+queries every recorded view. Exits non-zero on the first difference.
+"""
+import json
+import os
+import subprocess
+import sys
+
+binary, data, work = sys.argv[1], sys.argv[2], sys.argv[3]
+here = os.path.dirname(os.path.abspath(__file__))
+db = os.path.join(work, "acceptance-review.duckdb")
+for stale in (db, db + ".wal"):
+    if os.path.exists(stale):
+        os.remove(stale)
+failures = []
+
+
+def sph(*args, expect=0):
+    proc = subprocess.run([binary, "--db", db, "--quiet", *args], capture_output=True, text=True)
+    if proc.returncode != expect:
+        sys.exit(f"sphragis {' '.join(args)} exited {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def report(name, version):
+    out = sph("report", name, "--version", version, "--format", "json").stdout
+    table = json.loads(out)
+    return table
+
+
+def check(label, got, expected):
+    status = "ok  " if got == expected else "FAIL"
+    print(f"{status} {label}: {got} (expected {expected})")
+    if got != expected:
+        failures.append(label)
+
+
+def row(table, **where):
+    hits = [r for r in table["rows"] if all(r[k] == v for k, v in where.items())]
+    if len(hits) != 1:
+        sys.exit(f"{table['view']}: expected one row where {where}, found {len(hits)}")
+    return hits[0]
+
+
+review = os.path.join(data, "review")
+sph("load", "orgs", os.path.join(here, "review-orgs.json"))
+sph("load", "review4repair", os.path.join(review, "review4repair", "test_100.json"))
+sph("load", "tufano2021", os.path.join(review, "tufano2021", "test.csv"))
+sph("load", "gerrit-query",
+    os.path.join(review, "perceval-wikimedia", "gerrit_reviews_page_1"),
+    os.path.join(review, "perceval-wikimedia", "gerrit_reviews_page_2"))
+again = sph("load", "tufano2021", os.path.join(review, "tufano2021", "test.csv")).stdout
+check("loading test.csv twice is reported, not doubled", again.startswith("skipped tufano2021"), True)
+sph("refine", "--version", "v2", "--rules", "service_account,rebase_successor,duplicate")
+sph("refine", "--version", "v3", "--base", "v2", "--rules", "all")
+
+fences = report("fences", "v3")
+tic = report("target-in-comment", "v3")
+removals = report("removals", "v3")
+recon = report("reconciliation", "v3")
+print(f"-- from views {fences['view']}, {tic['view']}, {removals['view']}, {recon['view']}")
+
+# tufano2021/test.csv (issue 2; PROVENANCE.md)
+t = row(fences, org="tufano2021")
+check("tufano2021 examples", t["examples"], 1719)
+check("tufano2021 strict suggestion fences", t["strict"], 18)
+check("tufano2021 Gerrit substring selector", t["gerrit_substring"], 0)
+check("tufano2021 strict-not-Gerrit disagreements", t["strict_not_gerrit"], 18)
+r = row(removals, org="tufano2021")
+check("tufano2021 removed as suggested_edit", r["removed_suggested_edit"], 18)
+check("tufano2021 removed as applied_fix (Fix applied.)", r["removed_applied_fix"], 0)
+check("tufano2021 target_in_comment (no suggested edit, >= 20 chars)", row(tic, org="tufano2021")["target_in_comment"], 5)
+check("tufano2021 judged for target_in_comment", row(tic, org="tufano2021")["judged"], 1701)
+
+# review4repair/test_100.json
+r4r_orgs = ["googlereview", "android", "eclipse", "asterix", "cloudera", "gerrithub", "iotivity", "acumos",
+            "couchbase", "fd", "omnirom", "polarsys", "opencord", "carbonrom", "dirtyunicorn"]
+r4r = [r for r in fences["rows"] if r["org"] in r4r_orgs]
+check("review4repair hosts", len(r4r), 15)
+check("review4repair examples", sum(r["examples"] for r in r4r), 2961)
+check("review4repair android examples", row(fences, org="android")["examples"], 689)
+check("review4repair suggested edits", sum(r["strict"] for r in r4r), 0)
+check("review4repair target_in_comment",
+      sum(r["target_in_comment"] for r in tic["rows"] if r["org"] in r4r_orgs), 29)
+
+# perceval-wikimedia: 4 changes, patch sets with comments 2+1+3+2; 19 jenkins-bot messages;
+# rebase kinds on 416443/2, 416224/2 (NO_CODE_CHANGE), 416224/3, 415887/2.
+w = row(removals, org="wikimedia")
+check("wikimedia examples (patch sets with comments)", w["built"], 8)
+check("wikimedia service-account comments dropped", w["service_comments_dropped"], 19)
+check("wikimedia removed as service_account", w["removed_service_account"], 0)
+check("wikimedia removed as rebase_successor", w["removed_rebase_successor"], 4)
+check("wikimedia kept", w["kept"], 4)
+
+# reconciliation v2 -> v3: every row reconciles; tufano's 18 are the only removals by new rules
+check("every reconciliation row reconciles", all(r["reconciles"] for r in recon["rows"]), True)
+check("tufano2021 v2 kept - removed + resurrected",
+      [(r["base_kept"], r["removed"], r["resurrected"], r["kept"]) for r in recon["rows"] if r["org"] == "tufano2021"],
+      [(row(report("removals", "v2"), org="tufano2021")["kept"], 18, row(removals, org="tufano2021")["resurrected"],
+        row(removals, org="tufano2021")["kept"])])
+
+# The strict rule needs CR/LF normalization: on the raw text a line-anchored regex finds none.
+raw = json.loads(sph("sql", "select count(*) filter (where regexp_matches(message, '(?m)^[ \\t]*```suggestion[ \\t]*$')) as raw, "
+                     "count(*) filter (where regexp_matches(replace(message, chr(13), ''), '(?m)^[ \\t]*```suggestion[ \\t]*$')) as lf "
+                     "from review_comments c join review_examples e using (example_id) where e.org = 'tufano2021'",
+                     "--format", "json").stdout)["rows"][0]
+check("tufano2021 fences on raw text / after CR removal", (raw["raw"], raw["lf"]), (0, 18))
+
+# A stock DuckDB client, no sphragis code: every recorded view answers.
+import duckdb  # noqa: E402  (installed by .ci/run into a venv)
+
+con = duckdb.connect(db, read_only=True)
+views = [r[0] for r in con.execute("select name from sph_views order by name").fetchall()]
+for name in views:
+    n = con.execute(f"select count(*) from {name}").fetchone()[0]
+    print(f"ok   stock duckdb {duckdb.__version__}: {name} answers ({n} rows)")
+stock = con.execute("select strict, gerrit_substring from fence_agreement_v1 where version = 'v3' and org = 'tufano2021'").fetchone()
+check("stock client reads the same tufano2021 fence counts", stock, (18, 0))
+funcs = con.execute("select count(*) from duckdb_functions() where function_name like 'sph_%'").fetchone()[0]
+check("stock client has no sph_ functions", funcs, 0)
+con.close()
+
+if failures:
+    sys.exit(f"{len(failures)} acceptance checks failed: {failures}")
+print("review acceptance: all checks passed")
