@@ -1,7 +1,8 @@
 //! The ingest log and transactional loads (SPEC §1 principle 4).
 //!
 //! A load opens one transaction, reserves a `file_id`, streams the file through a
-//! [`HashingReader`](crate::hash::HashingReader) into the loader, and records the file
+//! [`ReadAhead`](crate::hash::ReadAhead) (read and SHA-256 on another thread) into the
+//! loader, and records the file
 //! (path, bytes, SHA-256, rows, loader version) before commit. If the same bytes were
 //! already loaded by the same kind of loader, the transaction is rolled back and the
 //! earlier load is reported: nothing is doubled. Any error rolls everything back.
@@ -81,7 +82,8 @@ pub struct LoaderResult {
 /// Runs `load` inside one transaction and records the file in the ingest log.
 ///
 /// `load` gets the connection, the reserved `file_id` and the opened file; it must
-/// read the file through a [`HashingReader`](crate::hash::HashingReader) and return
+/// read the file through a [`ReadAhead`](crate::hash::ReadAhead) (or a
+/// [`HashingReader`]) and return
 /// its [`LoaderResult`]. `kind` names the loader, `loader_version` its mapping
 /// version, `options` any mapping options (JSON text).
 ///

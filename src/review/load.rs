@@ -4,7 +4,7 @@ use super::adapters::{gerrit_query, jsonl, review4repair, tufano};
 use super::config;
 use super::store::ExampleWriter;
 use crate::db::ingest::{self, LoadOutcome, LoaderResult};
-use crate::hash::HashingReader;
+use crate::hash::ReadAhead;
 use anyhow::Result;
 use duckdb::Connection;
 use std::io::BufReader;
@@ -64,7 +64,7 @@ pub fn load(
 ) -> Result<LoadOutcome> {
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
     ingest::load_file(conn, path, kind.name(), kind.loader_version(), options.as_deref(), |conn, file_id, file| {
-        let mut reader = BufReader::with_capacity(1 << 20, HashingReader::new(file));
+        let mut reader = BufReader::with_capacity(1 << 16, ReadAhead::spawn(file));
         if kind == ReviewKind::Orgs {
             let configs = config::parse(path, &mut reader)?;
             let rows = config::store(conn, file_id, &configs)?;
