@@ -1,18 +1,24 @@
 //! `sphragis demo`: the main job on the bundled samples — build a database from
 //! `data-samples/review/`, refine v2 (service accounts, rebase successors, dedup) and v3
-//! (all rules, reconciled against v2), and print every report.
+//! (all rules, reconciled against v2), split v3 into the registered windows and halves,
+//! freeze it (criteria and manifests into `<demo-db>.frozen/`), check it with
+//! `verify --reproduce`, and print every report.
 
 use super::{CliError, FormatArg, Ui};
 use crate::db::ingest::LoadOutcome;
 use crate::report::{self, REPORTS};
 use crate::review::load::{ReviewKind, load};
+use crate::review::freeze::{freeze, verify_reproduce};
 use crate::review::refine::{RefineOptions, Rule, refine};
+use crate::review::splits;
 use std::path::{Path, PathBuf};
 
 /// The samples, embedded so the demo runs from any directory.
 const SAMPLES: &[(&str, &str)] = &[
     ("review/orgs.json", include_str!("../../data-samples/review/orgs.json")),
     ("review/examples.jsonl", include_str!("../../data-samples/review/examples.jsonl")),
+    ("review/openstack.jsonl", include_str!("../../data-samples/review/openstack.jsonl")),
+    ("review/labels.jsonl", include_str!("../../data-samples/review/labels.jsonl")),
 ];
 
 #[derive(Debug, clap::Args)]
@@ -54,7 +60,12 @@ pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
     }
     let conn = crate::db::open(&args.demo_db)?;
     let say = |line: String| eprintln!("{line}");
-    for (kind, file) in [(ReviewKind::Orgs, "review/orgs.json"), (ReviewKind::Examples, "review/examples.jsonl")] {
+    for (kind, file) in [
+        (ReviewKind::Orgs, "review/orgs.json"),
+        (ReviewKind::Examples, "review/examples.jsonl"),
+        (ReviewKind::Examples, "review/openstack.jsonl"),
+        (ReviewKind::Labels, "review/labels.jsonl"),
+    ] {
         let path: PathBuf = samples.join(file);
         let bar = ui.spinner(format!("loading {}", path.display()));
         let outcome = load(&conn, kind, &path, None, &mut |n| bar.set_position(n))?;
@@ -76,6 +87,17 @@ pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
         )?;
         say(format!("refined {}: {} built, {} removed, {} kept", s.version, s.built, s.removed, s.kept));
     }
+    for (org, n) in splits::compute(&conn, "v3", None)? {
+        say(format!("split v3 {org}: {n} kept examples"));
+    }
+    let frozen_dir = PathBuf::from(format!("{}.frozen", args.demo_db.display()));
+    let summary = freeze(&conn, "v3", &frozen_dir)?;
+    say(format!("froze v3: {} files in {}", summary.written.len(), frozen_dir.display()));
+    let differences = verify_reproduce(&conn, "v3")?;
+    say(format!(
+        "verify --reproduce v3: {}",
+        if differences.is_empty() { "clean".to_string() } else { differences.join("; ") }
+    ));
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", args.demo_db.display()));
     super::report::print_or_write(&tables, args.format, args.out.as_deref())

@@ -30,8 +30,10 @@ pub enum KindArg {
     Tufano2021,
     /// Gerrit `gerrit query --format=JSON` output (change messages, patch sets).
     GerritQuery,
-    /// Per-org configuration: service accounts and windows (docs/formats.md).
+    /// Per-org configuration: service accounts, windows, halves (docs/formats.md).
     Orgs,
+    /// Label-audit items, JSONL (docs/formats.md).
+    Labels,
 }
 
 impl From<KindArg> for ReviewKind {
@@ -42,6 +44,7 @@ impl From<KindArg> for ReviewKind {
             KindArg::Tufano2021 => Self::Tufano2021,
             KindArg::GerritQuery => Self::GerritQuery,
             KindArg::Orgs => Self::Orgs,
+            KindArg::Labels => Self::Labels,
         }
     }
 }

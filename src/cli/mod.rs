@@ -6,6 +6,7 @@ mod demo;
 mod load;
 mod refine;
 mod report;
+mod splits;
 mod sql;
 mod views;
 
@@ -36,9 +37,16 @@ pub enum Command {
     Load(load::Args),
     /// Refine the built review examples into a named corpus version.
     Refine(refine::Args),
-    /// Mark a corpus version frozen: it can no longer be refined. (Manifests and
-    /// split criteria files are not written yet.)
-    Freeze(refine::FreezeArgs),
+    /// Place a version's kept examples in the registered windows and halves.
+    Split(splits::SplitArgs),
+    /// Freeze a version: write split-criteria-<org>.json and manifest-<org>-<version>.json
+    /// per org with a split, and make the version immutable.
+    Freeze(splits::FreezeArgs),
+    /// Check a frozen version: rebuild it from its input files in a scratch database and
+    /// compare manifests and criteria (exit 3 on any difference).
+    Verify(splits::VerifyArgs),
+    /// Show the content of the examples in one split (a sealed split needs --unseal).
+    Examples(splits::ExamplesArgs),
     /// Print or export report views (table, CSV, JSON), each stamped with its view.
     Report(report::Args),
     /// List the versioned views in the database with their SHA-256.
@@ -125,7 +133,10 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Load(args) => load::run(&cli.db, args, &ui),
         Command::Refine(args) => refine::run(&cli.db, args),
-        Command::Freeze(args) => refine::freeze(&cli.db, args),
+        Command::Split(args) => splits::split(&cli.db, args),
+        Command::Freeze(args) => splits::freeze(&cli.db, args),
+        Command::Verify(args) => splits::verify(&cli.db, args),
+        Command::Examples(args) => splits::examples(&cli.db, args),
         Command::Report(args) => report::run(&cli.db, args),
         Command::Views => views::run(&cli.db),
         Command::Sql(args) => sql::run(&cli.db, args),

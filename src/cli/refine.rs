@@ -1,7 +1,7 @@
-//! `sphragis refine` and `sphragis freeze`.
+//! `sphragis refine`.
 
 use super::CliError;
-use crate::review::refine::{RefineOptions, Rule, freeze as freeze_version, refine};
+use crate::review::refine::{RefineOptions, Rule, refine};
 use std::path::Path;
 
 #[derive(Debug, clap::Args)]
@@ -19,13 +19,6 @@ pub struct Args {
     /// target_in_comment threshold, in characters of the normalized target.
     #[arg(long, default_value_t = 20)]
     pub min_target_chars: u32,
-}
-
-#[derive(Debug, clap::Args)]
-pub struct FreezeArgs {
-    /// The corpus version to freeze.
-    #[arg(long = "version", value_name = "NAME")]
-    pub version: String,
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
@@ -46,12 +39,5 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         names.join(", "),
         s.version
     );
-    Ok(())
-}
-
-pub fn freeze(db: &Path, args: FreezeArgs) -> Result<(), CliError> {
-    let conn = crate::db::open(db)?;
-    freeze_version(&conn, &args.version)?;
-    println!("froze version {}", args.version);
     Ok(())
 }

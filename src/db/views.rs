@@ -37,6 +37,11 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/review/fence_agreement_v1.sql"),
     view!("sql/review/target_in_comment_v1.sql"),
     view!("sql/review/reconciliation_v1.sql"),
+    view!("sql/review/suggested_edit_share_by_half_v1.sql"),
+    view!("sql/review/label_audit_v1.sql"),
+    view!("sql/splits/split_counts_v1.sql"),
+    view!("sql/splits/half_suffix_mix_v1.sql"),
+    view!("sql/splits/split_criteria_v1.sql"),
 ];
 
 impl ViewFile {
@@ -119,8 +124,8 @@ mod tests {
         let mut on_disk = Vec::new();
         for area in std::fs::read_dir(root.join("sql")).unwrap() {
             let area = area.unwrap();
-            if area.file_name() == "refine" {
-                continue; // refine steps are statements, embedded by review::refine
+            if area.file_name() == "steps" {
+                continue; // statements sphragis runs (refine, splits), embedded where they run
             }
             for file in std::fs::read_dir(area.path()).unwrap() {
                 let file = file.unwrap();

@@ -57,6 +57,36 @@ pub const REPORTS: &[Report] = &[
         about: "base kept - removed + resurrected = kept, per org and window",
         by_version: true,
     },
+    Report {
+        name: "suggested-share-halves",
+        view: "suggested_edit_share_by_half_v1",
+        about: "suggested-edit share per org, window and registered half, and its ratio to the training window",
+        by_version: true,
+    },
+    Report {
+        name: "splits",
+        view: "split_counts_v1",
+        about: "kept examples per split (sealed window: count only)",
+        by_version: true,
+    },
+    Report {
+        name: "suffix-mix",
+        view: "half_suffix_mix_v1",
+        about: "suffix mix of each registered half's training rows",
+        by_version: true,
+    },
+    Report {
+        name: "criteria",
+        view: "split_criteria_v1",
+        about: "split criteria: half sizes, size floor, language-mix ceiling (TV distance), matched suffix",
+        by_version: true,
+    },
+    Report {
+        name: "labels",
+        view: "label_audit_v1",
+        about: "label audit: valid share per rater with n and a Wilson 95% interval",
+        by_version: true,
+    },
 ];
 
 /// Finds a report by name. Errors list the known names.

@@ -1,4 +1,5 @@
-//! Per-org configuration: service accounts and named date windows (SPEC §2.1).
+//! Per-org configuration: service accounts, named date windows and the two registered
+//! halves (SPEC §2.1, §2.4).
 //!
 //! A JSON file (documented in `docs/formats.md`), loaded like any input: recorded in
 //! the ingest log with its SHA-256. Loading it replaces the configuration of every org
@@ -29,6 +30,15 @@ struct RawOrg {
     service_accounts: Vec<String>,
     #[serde(default)]
     windows: Vec<RawWindow>,
+    #[serde(default)]
+    halves: Option<RawHalves>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHalves {
+    a: Vec<String>,
+    b: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -49,6 +59,8 @@ pub struct OrgConfig {
     pub org: String,
     pub service_accounts: Vec<String>,
     pub windows: Vec<Window>,
+    /// Projects of half `a` and half `b`; `None` when the file registers no halves.
+    pub halves: Option<(Vec<String>, Vec<String>)>,
 }
 
 /// A named window `[starts_at, ends_at)`, in microseconds since the epoch (UTC).
@@ -107,7 +119,24 @@ pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
         if windows.iter().filter(|w| w.training).count() > 1 {
             return Err(err(format!("orgs.{org}.windows"), "more than one training window".into()).into());
         }
-        out.push(OrgConfig { org, service_accounts: raw_org.service_accounts, windows });
+        let halves = match raw_org.halves {
+            None => None,
+            Some(h) => {
+                for (name, list) in [("a", &h.a), ("b", &h.b)] {
+                    if list.is_empty() {
+                        return Err(err(format!("orgs.{org}.halves.{name}"), "a half needs at least one project".into()).into());
+                    }
+                    if let Some(i) = list.iter().position(|p| p.trim().is_empty()) {
+                        return Err(err(format!("orgs.{org}.halves.{name}[{i}]"), "must not be empty".into()).into());
+                    }
+                }
+                if let Some(p) = h.a.iter().find(|p| h.b.contains(p)) {
+                    return Err(err(format!("orgs.{org}.halves.b"), format!("project {p:?} is in both halves")).into());
+                }
+                Some((h.a, h.b))
+            }
+        };
+        out.push(OrgConfig { org, service_accounts: raw_org.service_accounts, windows, halves });
     }
     Ok(out)
 }
@@ -119,6 +148,17 @@ pub fn store(conn: &Connection, file_id: i32, configs: &[OrgConfig]) -> Result<i
         conn.execute("delete from org_config where org = ?", [&c.org])?;
         conn.execute("delete from org_service_accounts where org = ?", [&c.org])?;
         conn.execute("delete from org_windows where org = ?", [&c.org])?;
+        conn.execute("delete from org_halves where org = ?", [&c.org])?;
+        if let Some((a, b)) = &c.halves {
+            for (half, projects) in [("a", a), ("b", b)] {
+                let mut projects: Vec<&String> = projects.iter().collect();
+                projects.sort();
+                projects.dedup();
+                for p in projects {
+                    conn.execute("insert into org_halves values (?, ?, ?)", params![c.org, half, p])?;
+                }
+            }
+        }
         conn.execute(
             "insert into org_config (org, file_id, registered_at) values (?, ?, current_timestamp)",
             params![c.org, file_id],
@@ -174,6 +214,10 @@ mod tests {
         let err = parse_str(r#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "June", "end": "2020-01-01"}]}}}"#)
             .unwrap_err();
         assert!(err.contains("orgs.qt.windows[0].start`: not a timestamp"), "{err}");
+        let err = parse_str(r#"{"orgs": {"qt": {"halves": {"a": ["x"], "b": ["y", "x"]}}}}"#).unwrap_err();
+        assert!(err.contains("field `orgs.qt.halves.b`: project \"x\" is in both halves"), "{err}");
+        let err = parse_str(r#"{"orgs": {"qt": {"halves": {"a": [], "b": ["y"]}}}}"#).unwrap_err();
+        assert!(err.contains("orgs.qt.halves.a`: a half needs at least one project"), "{err}");
         let err = parse_str(r#"{"orgs": {"qt": {"bots": []}}}"#).unwrap_err();
         assert!(err.contains("unknown field `bots`"), "{err}");
         assert!(parse_str("").unwrap_err().contains("file is empty"));

@@ -23,6 +23,8 @@ pub enum ReviewKind {
     GerritQuery,
     /// Per-org configuration JSON.
     Orgs,
+    /// Label-audit items JSONL.
+    Labels,
 }
 
 impl ReviewKind {
@@ -34,7 +36,15 @@ impl ReviewKind {
             Self::Tufano2021 => "tufano2021",
             Self::GerritQuery => "gerrit-query",
             Self::Orgs => "orgs",
+            Self::Labels => "labels",
         }
+    }
+
+    /// The kind named `name` (as recorded in the ingest log), if any.
+    pub fn from_name(name: &str) -> Option<Self> {
+        [Self::Examples, Self::Review4Repair, Self::Tufano2021, Self::GerritQuery, Self::Orgs, Self::Labels]
+            .into_iter()
+            .find(|k| k.name() == name)
     }
 
     fn loader_version(self) -> &'static str {
@@ -44,6 +54,7 @@ impl ReviewKind {
             Self::Tufano2021 => tufano::LOADER_VERSION,
             Self::GerritQuery => gerrit_query::LOADER_VERSION,
             Self::Orgs => config::LOADER_VERSION,
+            Self::Labels => super::labels::LOADER_VERSION,
         }
     }
 }
@@ -71,6 +82,11 @@ pub fn load(
             let (bytes, sha256) = reader.into_inner().finish()?;
             return Ok(LoaderResult { rows, bytes, sha256 });
         }
+        if kind == ReviewKind::Labels {
+            let rows = super::labels::read(conn, file_id, path, &mut reader)?;
+            let (bytes, sha256) = reader.into_inner().finish()?;
+            return Ok(LoaderResult { rows, bytes, sha256 });
+        }
         let mut writer = ExampleWriter::new(conn, file_id)?;
         let mut failed_at: Option<String> = None;
         let mut written = 0u64;
@@ -91,7 +107,7 @@ pub fn load(
                 ReviewKind::Review4Repair => review4repair::read(path, &mut reader, &mut sink),
                 ReviewKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut reader, &mut sink),
                 ReviewKind::GerritQuery => gerrit_query::read(path, org, &mut reader, &mut sink),
-                ReviewKind::Orgs => unreachable!("handled above"),
+                ReviewKind::Orgs | ReviewKind::Labels => unreachable!("handled above"),
             }
         };
         progress(written);

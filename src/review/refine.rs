@@ -2,7 +2,7 @@
 //!
 //! A version is a named, recorded, ordered set of rules applied to the built examples.
 //! Refine evaluates every rule function over every comment and example (the SQL in
-//! `sql/refine/`), stores the verdicts as plain columns in `refine_comments` and
+//! `sql/steps/`), stores the verdicts as plain columns in `refine_comments` and
 //! `refine_examples`, and attributes each removed example to the first rule that
 //! removes it. It always starts from the built examples, so a re-refine from disk gives
 //! the same result; the base version only names what reconciliation compares against.
@@ -94,8 +94,8 @@ pub struct RefineSummary {
     pub replaced: bool,
 }
 
-const COMMENTS_SQL: &str = include_str!("../../sql/refine/comments.sql");
-const EXAMPLES_SQL: &str = include_str!("../../sql/refine/examples.sql");
+const COMMENTS_SQL: &str = include_str!("../../sql/steps/comments.sql");
+const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples.sql");
 
 /// Refines the built examples into version `opts.version`, in one transaction.
 ///
@@ -146,7 +146,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             params![name, opts.base, opts.min_target_chars, crate::RULES_CODE],
         )?;
         conn.execute(COMMENTS_SQL, params![name, opts.min_target_chars, on(Rule::ServiceAccount)])
-            .context("refine step sql/refine/comments.sql")?;
+            .context("refine step sql/steps/comments.sql")?;
         conn.execute(
             EXAMPLES_SQL,
             params![
@@ -158,7 +158,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
                 on(Rule::Duplicate)
             ],
         )
-        .context("refine step sql/refine/examples.sql")?;
+        .context("refine step sql/steps/examples.sql")?;
         let (removed, kept): (i64, i64) = conn.query_row(
             "select count(*) filter (where not kept), count(*) filter (where kept) from refine_examples where version = ?",
             [name],
@@ -178,23 +178,6 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
         Err(e) => {
             let _ = conn.execute_batch("rollback");
             Err(e)
-        }
-    }
-}
-
-/// Marks `version` frozen: it can no longer be refined. Errors when it does not exist
-/// or is frozen already.
-pub fn freeze(conn: &Connection, version: &str) -> Result<()> {
-    let state: Option<Option<String>> = conn
-        .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
-        .ok();
-    match state {
-        None => bail!("version {version} does not exist"),
-        Some(Some(at)) => bail!("version {version} is already frozen (at {at})"),
-        Some(None) => {
-            conn.execute("update corpus_versions set frozen_at = current_timestamp where version = ?", [version])?;
-            conn.execute("insert into sph_log (command, detail) values ('freeze', ?)", [version])?;
-            Ok(())
         }
     }
 }

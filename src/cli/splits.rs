@@ -1,0 +1,163 @@
+//! `sphragis split`, `freeze`, `verify --reproduce` and `examples`.
+
+use super::{CliError, FormatArg};
+use crate::review::freeze::{VerifyError, freeze as freeze_version, verify_reproduce};
+use crate::review::splits;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, clap::Args)]
+pub struct SplitArgs {
+    /// The corpus version.
+    #[arg(long = "version", value_name = "NAME")]
+    pub version: String,
+    /// Only this org (default: every org of the version with registered halves).
+    #[arg(long)]
+    pub org: Option<String>,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct FreezeArgs {
+    /// The corpus version to freeze.
+    #[arg(long = "version", value_name = "NAME")]
+    pub version: String,
+    /// Folder for split-criteria-<org>.json and manifest-<org>-<version>.json.
+    #[arg(long, default_value = "frozen")]
+    pub out: PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Rebuild from the input files on disk in a scratch database and compare.
+    #[arg(long, required = true)]
+    pub reproduce: bool,
+    /// The frozen version to check.
+    #[arg(long = "version", value_name = "NAME")]
+    pub version: String,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ExamplesArgs {
+    /// The corpus version.
+    #[arg(long = "version", value_name = "NAME")]
+    pub version: String,
+    /// The org.
+    #[arg(long)]
+    pub org: String,
+    /// The split (window name).
+    #[arg(long)]
+    pub split: String,
+    /// Open a sealed split; the use is logged in the database (sph_log).
+    #[arg(long)]
+    pub unseal: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: FormatArg,
+}
+
+pub fn split(db: &Path, args: SplitArgs) -> Result<(), CliError> {
+    let conn = crate::db::open(db)?;
+    for (org, n) in splits::compute(&conn, &args.version, args.org.as_deref())? {
+        println!("split {} {org}: {n} kept examples placed; see `sphragis report splits --version {}`", args.version, args.version);
+    }
+    Ok(())
+}
+
+pub fn freeze(db: &Path, args: FreezeArgs) -> Result<(), CliError> {
+    let conn = crate::db::open(db)?;
+    let summary = freeze_version(&conn, &args.version, &args.out)?;
+    for (from, to) in &summary.renamed {
+        println!("kept {} as {}", from.display(), to.display());
+    }
+    for path in &summary.written {
+        println!("wrote {}", path.display());
+    }
+    if summary.written.is_empty() {
+        println!("froze version {} (no split computed: no criteria or manifest written)", args.version);
+    } else {
+        println!("froze version {}", args.version);
+    }
+    Ok(())
+}
+
+pub fn verify(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
+    let conn = crate::db::open(db)?;
+    match verify_reproduce(&conn, &args.version) {
+        Ok(differences) if differences.is_empty() => {
+            println!("clean");
+            Ok(())
+        }
+        Ok(differences) => {
+            for d in &differences {
+                println!("{d}");
+            }
+            Err(CliError {
+                error: anyhow::anyhow!("version {} does not reproduce: {} differences", args.version, differences.len()),
+                exit_code: 3,
+            })
+        }
+        Err(e) => {
+            let code = match e.downcast_ref::<VerifyError>() {
+                Some(VerifyError::Changed(_)) => 3,
+                _ => 1,
+            };
+            Err(CliError { error: e, exit_code: code })
+        }
+    }
+}
+
+const SPLIT_EXAMPLES_SQL: &str = include_str!("../../sql/steps/split_examples.sql");
+
+pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
+    let conn = crate::db::open(db)?;
+    let sealed: Option<bool> = conn
+        .query_row(
+            "select bool_or(sealed) from review_splits where version = ? and org = ? and split = ?",
+            duckdb::params![args.version, args.org, args.split],
+            |r| r.get(0),
+        )
+        .ok()
+        .flatten();
+    let Some(sealed) = sealed else {
+        return Err(anyhow::anyhow!(
+            "no split {:?} for {} in version {}; see `sphragis report splits`",
+            args.split,
+            args.org,
+            args.version
+        )
+        .into());
+    };
+    if sealed && !args.unseal {
+        return Err(anyhow::anyhow!(
+            "split {} of {} is the sealed test window; its content opens only with --unseal, which is logged",
+            args.split,
+            args.org
+        )
+        .into());
+    }
+    let mut stmt = conn.prepare(SPLIT_EXAMPLES_SQL)?;
+    let n = stmt.column_count();
+    let mut rows_out = Vec::new();
+    {
+        let mut rows = stmt.query(duckdb::params![args.version, args.org, args.split])?;
+        while let Some(row) = rows.next()? {
+            rows_out.push((0..n).map(|i| row.get::<_, duckdb::types::Value>(i)).collect::<duckdb::Result<Vec<_>>>()?);
+        }
+    }
+    let table = crate::report::ReportTable {
+        report: "examples".into(),
+        view: String::new(),
+        view_sha256: String::new(),
+        about: String::new(),
+        columns: stmt.column_names(),
+        rows: rows_out,
+    };
+    if sealed {
+        conn.execute(
+            "insert into sph_log (command, detail) values ('unseal', ?)",
+            [format!("{} {} {}: {} examples shown", args.version, args.org, args.split, table.rows.len())],
+        )?;
+        eprintln!("unsealed {} {} {}: logged in sph_log", args.version, args.org, args.split);
+    }
+    print!("{}", crate::report::render(&table, args.format.into())?);
+    Ok(())
+}

@@ -1,0 +1,55 @@
+//! Label-audit items (SPEC §2.1, §2.3): a rater's verdict on one example.
+//!
+//! JSONL, one item per line: `{"item_id": "17", "example_id": "...", "rater": "A",
+//! "label": "valid"}`; `label` is `valid` or `invalid` (any case). `label_audit_v1`
+//! turns them into valid shares with Wilson intervals.
+
+use super::adapters::{TextOrNumber, for_each_line, parse_json};
+use crate::db::ingest::InputError;
+use anyhow::{Context, Result};
+use duckdb::{Connection, params};
+use serde::Deserialize;
+use std::io::BufRead;
+use std::path::Path;
+
+/// Loader version recorded in the ingest log.
+pub const LOADER_VERSION: &str = "labels/1";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawItem {
+    item_id: TextOrNumber,
+    example_id: String,
+    rater: String,
+    label: String,
+}
+
+/// Reads label items and appends them to `label_items` (inside the caller's
+/// transaction). Returns the number of items.
+///
+/// Errors ([`InputError`] naming line and field): malformed JSON, missing or unknown
+/// fields, a label other than valid/invalid, an empty rater; an (item, rater) pair
+/// loaded twice (on flush).
+pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) -> Result<i64> {
+    let mut appender = conn.appender("label_items")?;
+    let mut n = 0i64;
+    for_each_line(path, reader, |line, text| {
+        let raw: RawItem = parse_json(path, line, text)?;
+        let valid = match raw.label.trim().to_ascii_lowercase().as_str() {
+            "valid" => true,
+            "invalid" => false,
+            other => {
+                return Err(InputError::at(path, Some(line), Some("label"), format!("{other:?} is not valid or invalid"))
+                    .into());
+            }
+        };
+        if raw.rater.trim().is_empty() {
+            return Err(InputError::at(path, Some(line), Some("rater"), "must not be empty").into());
+        }
+        appender.append_row(params![raw.item_id.into_text(), raw.example_id, raw.rater, raw.label, valid, file_id, line as i64])?;
+        n += 1;
+        Ok(())
+    })?;
+    appender.flush().context("writing label items (an item_id may repeat for the same rater)")?;
+    Ok(n)
+}

@@ -1,0 +1,222 @@
+//! Splits, criteria, freezing, `verify --reproduce`, label audit and the sealed window on
+//! the bundled OpenStack sample (`data-samples/review/openstack.jsonl`, 15 examples),
+//! checked against figures worked out by hand.
+//!
+//! Windows: pilot < 2022-03-01 <= train < 2022-09-01 <= dev < 2023-01-01 <= test (sealed).
+//! Halves: a = openstack/nova; b = openstack/neutron, openstack/neutron-lib; cinder in neither.
+//! v3 removes os-831400-a5 (a CRLF ```suggestion fence); the 14 kept examples:
+//!   pilot 1; train 10 = half a: 3 x .py + 1 x .rst, half b: 1 x .py, 2 x .rst, 2 x .yaml,
+//!   cinder 1 x .py; dev 2; test 1.
+//! Suffix mixes: a = {.py 3/4, .rst 1/4}; b = {.py 1/5, .rst 2/5, .yaml 2/5}.
+//! TV = 1/2 (|0.75 - 0.2| + |0.25 - 0.4| + |0 - 0.4|) = 1/2 (0.55 + 0.15 + 0.4) = 0.55.
+//! Size floor = min(4, 5) = 4. Smaller-half rows: .py min(3,1) = 1, .rst min(1,2) = 1,
+//! .yaml 0: .py and .rst tie at 1, by name .py is matched (3 and 1), .rst runner-up (1 and 2).
+//! target_in_comment: os-831000-a1's comment holds its target: a 1 of 4, b 0 of 5.
+
+use duckdb::Connection;
+use sphragis::review::freeze::{VerifyError, freeze, verify_reproduce};
+use sphragis::review::load::{ReviewKind, load};
+use sphragis::review::refine::{RefineOptions, Rule, refine};
+use sphragis::review::splits;
+use std::path::{Path, PathBuf};
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sphragis-splits-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn opts(version: &str) -> RefineOptions {
+    RefineOptions { version: version.into(), base: None, rules: Rule::ALL.to_vec(), min_target_chars: 20 }
+}
+
+/// Loads orgs + openstack (+ labels) from `dir` copies into `db`, refines v3 and splits it.
+fn build(db: &Path, dir: &Path) -> Connection {
+    for f in ["orgs.json", "openstack.jsonl", "labels.jsonl"] {
+        std::fs::copy(samples().join(f), dir.join(f)).unwrap();
+    }
+    let conn = sphragis::db::open(db).unwrap();
+    load(&conn, ReviewKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, ReviewKind::Examples, &dir.join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, ReviewKind::Labels, &dir.join("labels.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v3")).unwrap();
+    splits::compute(&conn, "v3", Some("openstack")).unwrap();
+    conn
+}
+
+#[test]
+fn criteria_by_hand() {
+    let dir = scratch("criteria");
+    let conn = build(Path::new(":memory:"), &dir);
+    let c = splits::criteria(&conn, "v3", "openstack").unwrap();
+    assert_eq!(c["splits"], serde_json::json!({"pilot": 1, "train": 10, "dev": 2, "test": 1}));
+    assert_eq!(c["halves"]["a"]["train"], 4);
+    assert_eq!(c["halves"]["b"]["train"], 5);
+    assert_eq!(c["size_floor"], 4);
+    let tv = c["language_mix_ceiling"].as_f64().unwrap();
+    assert!((tv - 0.55).abs() < 1e-12, "{tv}");
+    assert_eq!(c["matched_suffix"], serde_json::json!({"suffix": ".py", "rows_a": 3, "rows_b": 1}));
+    assert_eq!(c["runner_up"], serde_json::json!({"suffix": ".rst", "rows_a": 1, "rows_b": 2}));
+    assert_eq!(c["halves"]["a"]["suffix_mix"][".py"]["share"], 0.75);
+    assert_eq!(c["halves"]["b"]["suffix_mix"][".yaml"]["rows"], 2);
+    assert_eq!(c["halves"]["a"]["target_in_comment"], serde_json::json!({"k": 1, "n": 4}));
+    assert_eq!(c["halves"]["b"]["target_in_comment"], serde_json::json!({"k": 0, "n": 5}));
+    // cinder is in the train split but in neither half
+    let (half, split): (Option<String>, String) = conn
+        .query_row("select half, split from review_splits where example_id = 'os-833000-c1'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((half, split.as_str()), (None, "train"));
+    let (sealed, rule): (bool, String) = conn
+        .query_row("select sealed, rule from review_splits where example_id = 'os-835000-t1'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert!(sealed);
+    assert_eq!(rule, "created_at in [2023-01-01 00:00:00, 2024-01-01 00:00:00)");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn label_audit_shares_and_wilson_intervals() {
+    let dir = scratch("labels");
+    let conn = build(Path::new(":memory:"), &dir);
+    let row = |rater: &str, scope: &str| -> (i64, i64, f64, f64, f64) {
+        conn.query_row(
+            "select n, valid, share, wilson_low, wilson_high from label_audit_v1 \
+             where version = 'v3' and rater = ? and scope = ?",
+            [rater, scope],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap()
+    };
+    // rater A: items 1 2 4 5 valid, 3 invalid; v3 drops item 2's example (suggested edit).
+    // Wilson 95% for 4 of 5 is [0.3755, 0.9638] (e.g. Newcombe 1998, Table I method 3).
+    let (n, valid, share, low, high) = row("A", "all scored");
+    assert_eq!((n, valid), (5, 4));
+    assert!((share - 0.8).abs() < 1e-12);
+    assert!((low - 0.375535).abs() < 1e-6 && (high - 0.963776).abs() < 1e-6, "{low} {high}");
+    let (n, valid, ..) = row("A", "kept by version");
+    assert_eq!((n, valid), (4, 3));
+    let (n, valid, ..) = row("human", "suggested edit");
+    assert_eq!((n, valid), (1, 1));
+    // the human's 'Invalid' (capital I) counts as invalid: 2 of 3
+    let (n, valid, ..) = row("human", "all scored");
+    assert_eq!((n, valid), (3, 2));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn freeze_then_verify_clean_then_tampered() {
+    let dir = scratch("freeze");
+    let db = dir.join("f.duckdb");
+    let conn = build(&db, &dir);
+    let out = dir.join("frozen");
+    let summary = freeze(&conn, "v3", &out).unwrap();
+    assert_eq!(summary.written.len(), 2);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest-openstack-v3.json")).unwrap()).unwrap();
+    // root = SHA-256 over "<split>\t<id>\n" sorted: recompute independently here
+    let mut lines: Vec<String> = Vec::new();
+    for (split, ids) in manifest["splits"].as_object().unwrap() {
+        for id in ids.as_array().unwrap() {
+            lines.push(format!("{split}\t{}\n", id.as_str().unwrap()));
+        }
+    }
+    lines.sort();
+    assert_eq!(lines.len(), 14);
+    assert_eq!(manifest["root_sha256"], sphragis::hash::sha256_hex(lines.concat().as_bytes()));
+    assert!(verify_reproduce(&conn, "v3").unwrap().is_empty(), "a fresh freeze reproduces clean");
+    // frozen: no refine, no split
+    assert!(refine(&conn, &opts("v3")).unwrap_err().to_string().contains("frozen"));
+    assert!(splits::compute(&conn, "v3", None).unwrap_err().to_string().contains("frozen"));
+
+    // change one byte of an input: verify names the file
+    let path = dir.join("openstack.jsonl");
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = bytes.iter().position(|b| *b == b'Z').unwrap();
+    bytes[at] = b'z';
+    std::fs::write(&path, &bytes).unwrap();
+    let err = verify_reproduce(&conn, "v3").unwrap_err();
+    assert!(matches!(err.downcast_ref::<VerifyError>(), Some(VerifyError::Changed(_))));
+    assert!(err.to_string().contains("openstack.jsonl (file_id 2, examples): sha256 was"), "{err}");
+    std::fs::remove_file(&path).unwrap();
+    let err = verify_reproduce(&conn, "v3").unwrap_err();
+    assert!(matches!(err.downcast_ref::<VerifyError>(), Some(VerifyError::Missing(_))), "{err}");
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_moved_example_is_named() {
+    let dir = scratch("moved");
+    let conn = build(Path::new(":memory:"), &dir);
+    freeze(&conn, "v3", &dir.join("frozen")).unwrap();
+    // Tamper with the recorded manifest: pretend os-834000-d1 was frozen in train.
+    conn.execute(
+        "update frozen_manifests set manifest_json = replace(manifest_json, '\"os-831300-a4\"', \
+         '\"os-831300-a4\",\n      \"os-834000-d1\"') where version = 'v3'",
+        [],
+    )
+    .unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    assert!(diffs.iter().any(|d| d == "openstack: example os-834000-d1 moved from train to dev"), "{diffs:?}");
+    assert!(diffs.iter().any(|d| d.contains("the frozen manifest's root")), "{diffs:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn refusals_missing_registration_and_changed_registration() {
+    let dir = scratch("refuse");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, ReviewKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v3")).unwrap();
+    let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
+    assert!(err.contains("org openstack has no registration"), "{err}");
+    let err = splits::compute(&conn, "v3", None).unwrap_err().to_string();
+    assert!(err.contains("no org of version v3 has registered halves"), "{err}");
+    // windows but no halves
+    let no_halves = dir.join("orgs-no-halves.json");
+    std::fs::write(&no_halves, r#"{"orgs": {"openstack": {"windows": [{"name": "train", "start": "2022-01-01", "end": "2023-01-01", "training": true}]}}}"#).unwrap();
+    load(&conn, ReviewKind::Orgs, &no_halves, None, &mut |_| {}).unwrap();
+    let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
+    assert!(err.contains("no registered halves"), "{err}");
+    // register, split, then change the registration: the old version refuses
+    load(&conn, ReviewKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    splits::compute(&conn, "v3", Some("openstack")).unwrap();
+    let changed = dir.join("orgs-changed.json");
+    std::fs::write(&changed, std::fs::read_to_string(samples().join("orgs.json")).unwrap().replace("2022-09-01", "2022-08-01")).unwrap();
+    load(&conn, ReviewKind::Orgs, &changed, None, &mut |_| {}).unwrap();
+    let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
+    assert!(err.contains("needs a new corpus version"), "{err}");
+    let err = freeze(&conn, "v3", &dir.join("frozen")).unwrap_err().to_string();
+    assert!(err.contains("registration changed"), "{err}");
+    // a new version uses the new registration
+    refine(&conn, &opts("v4")).unwrap();
+    splits::compute(&conn, "v4", Some("openstack")).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn freezing_a_newer_version_keeps_the_older_criteria_file() {
+    let dir = scratch("versions");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    refine(&conn, &opts("v4")).unwrap();
+    splits::compute(&conn, "v4", Some("openstack")).unwrap();
+    let summary = freeze(&conn, "v4", &out).unwrap();
+    assert_eq!(summary.renamed, vec![(out.join("split-criteria-openstack.json"), out.join("split-criteria-openstack-v3.json"))]);
+    let old: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("split-criteria-openstack-v3.json")).unwrap()).unwrap();
+    let new: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("split-criteria-openstack.json")).unwrap()).unwrap();
+    assert_eq!((old["version"].as_str(), new["version"].as_str()), (Some("v3"), Some("v4")));
+    std::fs::remove_dir_all(dir).unwrap();
+}
