@@ -219,6 +219,38 @@ fn reports_as_csv_json_and_files_name_their_view() {
 }
 
 #[test]
+fn sealed_split_needs_unseal_and_verify_exits_3_on_a_changed_input() {
+    let s = Scratch::new("sealed");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    s.ok(&["refine", "--version", "v3"]);
+    let out = s.run(&["split", "--version", "v3", "--org", "wikimedia"]);
+    assert_eq!(out.status.code(), Some(0), "a registered org with no examples places none");
+    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
+    let out = s.run(&["examples", "--version", "v3", "--org", "openstack", "--split", "test"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("opens only with --unseal"));
+    let shown = s.ok(&["examples", "--version", "v3", "--org", "openstack", "--split", "test", "--unseal", "--format", "csv"]);
+    assert!(shown.contains("os-835000-t1") && shown.contains("VERSION = '2.8'"), "{shown}");
+    let log = s.ok(&["sql", "select count(*) as n from sph_log where command = 'unseal'", "--format", "csv"]);
+    assert_eq!(log, "n\r\n1\r\n");
+    // an open split needs no flag and logs nothing
+    s.ok(&["examples", "--version", "v3", "--org", "openstack", "--split", "dev"]);
+    s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    assert_eq!(s.ok(&["verify", "--reproduce", "--version", "v3"]), "clean\n");
+    let path = s.dir.join("openstack.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap().replacen("chatty", "Chatty", 1);
+    std::fs::write(&path, text).unwrap();
+    let out = s.run(&["verify", "--reproduce", "--version", "v3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("openstack.jsonl (file_id 2, examples): sha256 was"));
+    assert_eq!(s.run(&["verify", "--version", "v3"]).status.code(), Some(2), "--reproduce is required");
+}
+
+#[test]
 fn views_command_lists_versions_and_hashes() {
     let s = Scratch::new("views");
     let out = s.ok(&["views"]);

@@ -14,7 +14,8 @@ pub struct Args {
     /// Files to load, in order; each is its own transaction.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The org for sources that name none (tufano2021; gerrit-query overrides the URL's host).
+    /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host, and
+    /// for review4repair (all rows into one org, hosts become projects).
     #[arg(long)]
     pub org: Option<String>,
 }

@@ -104,7 +104,7 @@ pub fn load(
             };
             match kind {
                 ReviewKind::Examples => jsonl::read(path, &mut reader, &mut sink),
-                ReviewKind::Review4Repair => review4repair::read(path, &mut reader, &mut sink),
+                ReviewKind::Review4Repair => review4repair::read(path, org, &mut reader, &mut sink),
                 ReviewKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut reader, &mut sink),
                 ReviewKind::GerritQuery => gerrit_query::read(path, org, &mut reader, &mut sink),
                 ReviewKind::Orgs | ReviewKind::Labels => unreachable!("handled above"),

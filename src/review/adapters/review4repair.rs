@@ -4,7 +4,8 @@
 //! `example_id` = `comment_id`; `org` = the host prefix of `project_name` without its
 //! trailing `_` (`android_` → `android`), which is also the project (the dataset names no
 //! other); `hunk` = the lines of `code_snippet` between `<|startfocus|>` and
-//! `<|endfocus|>`; `target` = `target`; `file_path` = `code_file_name`; `patch_set` =
+//! `<|endfocus|>` (with `--org NAME`, every row goes to org NAME and the host becomes the
+//! project, so hosts can form registered halves); `target` = `target`; `file_path` = `code_file_name`; `patch_set` =
 //! `base_patch_number`; `created_at` = `written_on` (UTC); one comment = `message`
 //! (author unknown). Accepts the original JSON array and JSONL (one row per line, as the
 //! benchmark's replicated file).
@@ -39,7 +40,7 @@ struct Row {
 /// Errors ([`InputError`]): malformed or truncated JSON, a missing or mistyped field
 /// (named with its array index, e.g. `[12].target`), a `code_snippet` without focus
 /// markers, a bad `written_on`, an empty file.
-pub fn read(path: &Path, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
     let first = loop {
         let buf = reader.fill_buf()?;
         match buf.iter().position(|b| !b.is_ascii_whitespace()) {
@@ -64,13 +65,13 @@ pub fn read(path: &Path, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyho
             }
             let count = rows.len() as u64;
             for (i, row) in rows.into_iter().enumerate() {
-                sink(convert(path, 1, &format!("[{i}]."), i as i64 + 1, row)?)?;
+                sink(convert(path, org, 1, &format!("[{i}]."), i as i64 + 1, row)?)?;
             }
             Ok(count)
         }
         Some(_) => for_each_line(path, reader, |line, text| {
             let row: Row = parse_json(path, line, text)?;
-            sink(convert(path, line, "", line as i64, row)?)
+            sink(convert(path, org, line, "", line as i64, row)?)
         }),
     }
 }
@@ -85,7 +86,7 @@ pub fn focused_hunk(snippet: &str) -> Option<&str> {
     Some(body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n')).unwrap_or(body))
 }
 
-fn convert(path: &Path, line: u64, prefix: &str, record: i64, row: Row) -> Result<Example, InputError> {
+fn convert(path: &Path, org: Option<&str>, line: u64, prefix: &str, record: i64, row: Row) -> Result<Example, InputError> {
     let hunk = focused_hunk(&row.code_snippet).ok_or_else(|| {
         InputError::at(
             path,
@@ -94,14 +95,15 @@ fn convert(path: &Path, line: u64, prefix: &str, record: i64, row: Row) -> Resul
             "no <|startfocus|> ... <|endfocus|> region",
         )
     })?;
-    let org = row.project_name.trim_end_matches('_').to_string();
-    if org.is_empty() {
+    let host = row.project_name.trim_end_matches('_').to_string();
+    if host.is_empty() {
         return Err(InputError::at(path, Some(line), Some(&format!("{prefix}project_name")), "must name a host"));
     }
+    let org = org.map_or_else(|| host.clone(), str::to_string);
     let created_at = timestamp_field(path, line, &format!("{prefix}written_on"), Some(&row.written_on))?;
     Ok(Example {
         example_id: row.comment_id.clone(),
-        project: Some(org.clone()),
+        project: Some(host),
         org,
         change: None,
         patch_set: Some(row.base_patch_number),
@@ -133,7 +135,7 @@ mod tests {
 
     fn run(text: &str) -> Result<Vec<Example>, String> {
         let mut out = Vec::new();
-        read(Path::new("r.json"), text.as_bytes(), &mut |e| {
+        read(Path::new("r.json"), None, text.as_bytes(), &mut |e| {
             out.push(e);
             Ok(())
         })
