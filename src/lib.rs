@@ -4,7 +4,7 @@
 //! functions, stores their verdicts as plain columns, and exposes every count as a
 //! versioned SQL view, so any figure in a report traces back to a view definition, a
 //! corpus version and the SHA-256 of the input files. `../shared/SPEC.md` is the product
-//! decision; this crate implements its review-corpus half (SPEC §2.1–2.3) so far.
+//! decision; this crate implements its review-corpus half (SPEC §2) so far.
 //!
 //! # Bird's-eye view
 //!
@@ -13,7 +13,9 @@
 //!                            ingest_log: path, bytes, sha256)   bound in the ingest log)
 //! orgs.json ───────────────▶ org_service_accounts / org_windows
 //! refine ── sph_* functions ─▶ refine_comments / refine_examples (verdicts as columns)
-//! sql/review/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
+//! split ───────────────────▶ review_splits (windows, halves) ─▶ freeze: criteria + manifests
+//! verify --reproduce ──────▶ rebuild from the logged inputs in a scratch database, compare
+//! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
 //! ```
 //!
 //! # Code map
@@ -23,8 +25,9 @@
 //!   SHA-256-bound loads and the [`db::ingest::InputError`] that names file, line, field).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
-//! - [`review`]: the review corpus — adapters per source format, per-org configuration,
-//!   refine into corpus versions.
+//! - [`review`]: the review corpus — adapters per source format, per-org configuration
+//!   (service accounts, windows, halves), refine into corpus versions, splits, freeze and
+//!   `verify --reproduce`, label-audit items.
 //! - [`report`]: run a versioned view and render it as a table, CSV or JSON, stamped
 //!   with the view's name and SHA-256.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
@@ -39,7 +42,8 @@
 //! - A released view file or migration is never edited: a change of meaning is a new
 //!   `_v<N+1>` view or a new migration; an edited one is refused on open.
 //! - Every load is one transaction: an input error leaves the database unchanged.
-//! - Reports never show example content: only counts, ids of views and files.
+//! - Reports never show example content: only counts, ids of views and files. The sealed
+//!   window's content opens only through `examples --unseal`, logged in `sph_log`.
 
 pub mod cli;
 pub mod db;
