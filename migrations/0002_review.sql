@@ -63,6 +63,7 @@ create table corpus_versions (
     rules            varchar[] not null,
     min_target_chars integer not null, -- target_in_comment threshold, characters
     rules_code       varchar not null, -- sphragis version that computed the verdicts
+    inputs_up_to     integer not null, -- ingest_log.file_id of the last input when refined
     created_at       timestamp not null,
     frozen_at        timestamp         -- set by freeze; a frozen version is never refined again
 );
@@ -101,5 +102,14 @@ create table refine_examples (
     duplicate_of             varchar,          -- the kept twin, for reason 'duplicate'
     resurrected              boolean not null, -- kept although an earlier twin exists that a rule removed
     kept                     boolean not null,
+    -- The org's registration when the version was refined (a version is a snapshot: a
+    -- later orgs file changes no figure of it).
+    registration_file_id     integer,          -- ingest_log.file_id of the orgs file; null when none
+    registered_windows       boolean not null, -- the org had registered windows
+    registered_halves        boolean not null, -- the org had registered halves a and b
+    window_name              varchar,          -- the window holding created_at; null when none does
+    window_sealed            boolean not null, -- that window is the sealed test window
+    window_training          boolean not null, -- that window is the training window
+    half                     varchar,          -- 'a' or 'b' by project; null when in neither
     primary key (version, example_id)
 );

@@ -228,7 +228,8 @@ fn sealed_split_needs_unseal_and_verify_exits_3_on_a_changed_input() {
     s.ok(&["load", "examples", "openstack.jsonl"]);
     s.ok(&["refine", "--version", "v3"]);
     let out = s.run(&["split", "--version", "v3", "--org", "wikimedia"]);
-    assert_eq!(out.status.code(), Some(0), "a registered org with no examples places none");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("version v3 has no examples of org wikimedia"));
     s.ok(&["split", "--version", "v3", "--org", "openstack"]);
     let out = s.run(&["examples", "--version", "v3", "--org", "openstack", "--split", "test"]);
     assert_eq!(out.status.code(), Some(1));
@@ -253,6 +254,12 @@ fn sealed_split_needs_unseal_and_verify_exits_3_on_a_changed_input() {
 #[test]
 fn views_command_lists_versions_and_hashes() {
     let s = Scratch::new("views");
+    // read-only commands never create a database
+    let out = s.run(&["views"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such database file"));
+    assert!(!s.db().exists());
+    s.ok(&["init"]);
     let out = s.ok(&["views"]);
     for v in sphragis::db::views::VIEWS {
         assert!(out.contains(v.name()), "{out}");

@@ -212,3 +212,38 @@ fn every_view_answers_without_sphragis_functions() {
     drop(stock);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn reconciliation_counts_examples_loaded_after_the_base_and_frozen_bases_stay() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
+    load(&conn, ReviewKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, ReviewKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    let all = |version: &str, base: Option<&str>| RefineOptions {
+        version: version.into(),
+        base: base.map(String::from),
+        rules: Rule::ALL.to_vec(),
+        min_target_chars: 20,
+    };
+    refine(&conn, &all("v1", None)).unwrap();
+    // 15 openstack examples arrive after v1: v2 keeps 14 of them (one suggested edit)
+    load(&conn, ReviewKind::Examples, &dir.join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &all("v2", Some("v1"))).unwrap();
+    let (base_kept, added, kept, reconciles): (i64, i64, i64, bool) = conn
+        .query_row(
+            "select sum(base_kept)::bigint, sum(added)::bigint, sum(kept)::bigint, bool_and(reconciles) \
+             from reconciliation_v1 where version = 'v2'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!((base_kept, added, kept, reconciles), (8, 14, 22, true));
+    let openstack_added: i64 = conn
+        .query_row("select sum(added)::bigint from reconciliation_v1 where version = 'v2' and org = 'openstack'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(openstack_added, 14);
+    // once v2 is frozen, its base v1 cannot be refined again
+    sphragis::review::freeze::freeze(&conn, "v2", &std::env::temp_dir().join("sphragis-unused-frozen")).unwrap();
+    let err = refine(&conn, &all("v1", None)).unwrap_err().to_string();
+    assert!(err.contains("is the base of frozen version v2"), "{err}");
+}

@@ -172,34 +172,39 @@ fn a_moved_example_is_named() {
 }
 
 #[test]
-fn refusals_missing_registration_and_changed_registration() {
+fn refusals_and_a_version_is_a_snapshot_of_its_registration() {
     let dir = scratch("refuse");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     load(&conn, ReviewKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
     refine(&conn, &opts("v3")).unwrap();
     let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
-    assert!(err.contains("org openstack has no registration"), "{err}");
+    assert!(err.contains("org openstack had no registration when version v3 was refined"), "{err}");
     let err = splits::compute(&conn, "v3", None).unwrap_err().to_string();
     assert!(err.contains("no org of version v3 has registered halves"), "{err}");
     // windows but no halves
     let no_halves = dir.join("orgs-no-halves.json");
     std::fs::write(&no_halves, r#"{"orgs": {"openstack": {"windows": [{"name": "train", "start": "2022-01-01", "end": "2023-01-01", "training": true}]}}}"#).unwrap();
     load(&conn, ReviewKind::Orgs, &no_halves, None, &mut |_| {}).unwrap();
-    let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
-    assert!(err.contains("no registered halves"), "{err}");
-    // register, split, then change the registration: the old version refuses
-    load(&conn, ReviewKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
-    splits::compute(&conn, "v3", Some("openstack")).unwrap();
-    let changed = dir.join("orgs-changed.json");
-    std::fs::write(&changed, std::fs::read_to_string(samples().join("orgs.json")).unwrap().replace("2022-09-01", "2022-08-01")).unwrap();
-    load(&conn, ReviewKind::Orgs, &changed, None, &mut |_| {}).unwrap();
-    let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
-    assert!(err.contains("needs a new corpus version"), "{err}");
-    let err = freeze(&conn, "v3", &dir.join("frozen")).unwrap_err().to_string();
-    assert!(err.contains("registration changed"), "{err}");
-    // a new version uses the new registration
     refine(&conn, &opts("v4")).unwrap();
-    splits::compute(&conn, "v4", Some("openstack")).unwrap();
+    let err = splits::compute(&conn, "v4", Some("openstack")).unwrap_err().to_string();
+    assert!(err.contains("had no registered halves a and b when version v4 was refined"), "{err}");
+    // registered: the split works, and the version keeps its registration
+    load(&conn, ReviewKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v5")).unwrap();
+    splits::compute(&conn, "v5", Some("openstack")).unwrap();
+    let before = splits::criteria(&conn, "v5", "openstack").unwrap();
+    let err = refine(&conn, &opts("v5")).unwrap_err().to_string();
+    assert!(err.contains("has computed splits"), "{err}");
+    let changed = dir.join("orgs-changed.json");
+    std::fs::write(&changed, std::fs::read_to_string(samples().join("orgs.json")).unwrap().replace("2022-09-01", "2022-05-01")).unwrap();
+    load(&conn, ReviewKind::Orgs, &changed, None, &mut |_| {}).unwrap();
+    splits::compute(&conn, "v5", Some("openstack")).unwrap();
+    assert_eq!(splits::criteria(&conn, "v5", "openstack").unwrap(), before, "a later orgs file moves nothing in v5");
+    // a new version takes the new registration: train now ends 2022-05-01
+    refine(&conn, &opts("v6")).unwrap();
+    splits::compute(&conn, "v6", Some("openstack")).unwrap();
+    let after = splits::criteria(&conn, "v6", "openstack").unwrap();
+    assert_ne!(after["splits"], before["splits"]);
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -1,23 +1,21 @@
 -- suggested_edit_share_by_half_v1: suggested-edit share of built examples per org, window
 -- and registered half (SPEC §2.3), and its ratio to the same half's training-window share.
 -- Grain: one row per (version, org, window, half); half '(none)' holds projects in neither
--- half, window '(none)' examples no window covers. Sealed windows are excluded.
+-- half, window '(none)' examples no window covers. Windows and halves are the version's
+-- (its registration when refined). Sealed windows are excluded.
 -- Columns: examples; suggested_edit; share (0..1); training_share (the half's share in the
 --   training window); ratio_to_training (share / training_share; null when that is 0 or unknown).
 with counted as (
     select
         r.version,
         r.org,
-        coalesce(w.window_name, '(none)') as window_name,
-        coalesce(h.half, '(none)') as half,
-        w.is_training,
+        coalesce(r.window_name, '(none)') as window_name,
+        coalesce(r.half, '(none)') as half,
+        r.window_training as is_training,
         count(*) as examples,
         count(*) filter (where r.suggested_edit) as suggested_edit
     from refine_examples as r
-    join review_examples as e on e.example_id = r.example_id
-    join review_example_windows_v1 as w on w.example_id = r.example_id
-    left join org_halves as h on h.org = e.org and h.project = e.project
-    where not w.sealed
+    where not r.window_sealed
     group by all
 ),
 shared as (

@@ -1,7 +1,8 @@
 -- suggested_edit_share_v1: share of built examples carrying a suggested edit, per org and
 -- window, and each window's share relative to the org's training window (SPEC §2.3).
 -- Grain: one row per (version, org, window); window '(none)' holds examples no registered
--- window covers. Sealed windows are excluded from this view.
+-- window covers. Windows are the version's (its registration when refined). Sealed
+-- windows are excluded from this view.
 -- Columns: examples (built examples in the window); suggested_edit (examples whose kept
 --   comments open a strict ```suggestion fence); share (suggested_edit / examples, 0..1);
 --   training_share (the same share in the org's training window, null when none);
@@ -10,13 +11,12 @@ with counted as (
     select
         r.version,
         r.org,
-        coalesce(w.window_name, '(none)') as window_name,
-        w.is_training,
+        coalesce(r.window_name, '(none)') as window_name,
+        r.window_training as is_training,
         count(*) as examples,
         count(*) filter (where r.suggested_edit) as suggested_edit
     from refine_examples as r
-    join review_example_windows_v1 as w using (example_id)
-    where not w.sealed
+    where not r.window_sealed
     group by all
 ),
 shared as (

@@ -5,6 +5,8 @@
 -- Dedup runs after the other rules: among the survivors with the same org and dedup key,
 -- the earliest (created_at, then example_id) is kept; a kept example with an earlier twin
 -- that a rule removed is 'resurrected'. Examples without a hunk or target are not deduped.
+-- The org's registration (windows, halves) is copied onto every row, so later orgs files
+-- change no figure of this version.
 insert into refine_examples
 with kept_comments as (
     select * from refine_comments where version = $1
@@ -69,21 +71,32 @@ decided as (
 )
 select
     $1 as version,
-    example_id,
-    org,
-    comments_built,
-    comments_kept,
-    service_comments,
-    rebase_successor,
-    suggested_edit,
-    fence_gerrit,
-    fence_loose,
-    applied_fix,
-    target_in_comment,
-    dedup_key,
+    d.example_id,
+    d.org,
+    d.comments_built,
+    d.comments_kept,
+    d.service_comments,
+    d.rebase_successor,
+    d.suggested_edit,
+    d.fence_gerrit,
+    d.fence_loose,
+    d.applied_fix,
+    d.target_in_comment,
+    d.dedup_key,
     coalesce(rule_reason, case when is_duplicate then 'duplicate' end) as removed_reason,
     case when is_duplicate then first_survivor end as duplicate_of,
     coalesce($6 and rule_reason is null and not is_duplicate and dedup_key is not null
              and first_removed_pos < twin_pos, false) as resurrected,
-    rule_reason is null and not is_duplicate as kept
-from decided
+    rule_reason is null and not is_duplicate as kept,
+    cfg.file_id as registration_file_id,
+    exists (select 1 from org_windows as ow where ow.org = d.org) as registered_windows,
+    (select count(distinct oh.half) from org_halves as oh where oh.org = d.org) = 2 as registered_halves,
+    w.window_name,
+    coalesce(w.sealed, false) as window_sealed,
+    coalesce(w.is_training, false) as window_training,
+    h.half
+from decided as d
+join review_examples as e on e.example_id = d.example_id
+left join org_config as cfg on cfg.org = d.org
+left join org_windows as w on w.org = d.org and e.created_at >= w.starts_at and e.created_at < w.ends_at
+left join org_halves as h on h.org = d.org and h.project = e.project

@@ -29,7 +29,7 @@ fn report_list() -> String {
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
-    let conn = crate::db::open(db)?;
+    let conn = crate::db::open_read_only(db)?;
     let chosen: Vec<&Report> =
         if args.name == "all" { REPORTS.iter().collect() } else { vec![report::find(&args.name)?] };
     let mut tables = Vec::new();

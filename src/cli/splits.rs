@@ -134,23 +134,8 @@ pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
         )
         .into());
     }
-    let mut stmt = conn.prepare(SPLIT_EXAMPLES_SQL)?;
-    let n = stmt.column_count();
-    let mut rows_out = Vec::new();
-    {
-        let mut rows = stmt.query(duckdb::params![args.version, args.org, args.split])?;
-        while let Some(row) = rows.next()? {
-            rows_out.push((0..n).map(|i| row.get::<_, duckdb::types::Value>(i)).collect::<duckdb::Result<Vec<_>>>()?);
-        }
-    }
-    let table = crate::report::ReportTable {
-        report: "examples".into(),
-        view: String::new(),
-        view_sha256: String::new(),
-        about: String::new(),
-        columns: stmt.column_names(),
-        rows: rows_out,
-    };
+    let mut table = crate::report::query(&conn, SPLIT_EXAMPLES_SQL, &[&args.version, &args.org, &args.split])?;
+    table.report = "examples".into();
     if sealed {
         conn.execute(
             "insert into sph_log (command, detail) values ('unseal', ?)",

@@ -49,6 +49,25 @@ pub fn checksum(sql: &str) -> String {
     crate::hash::sha256_hex(sql.replace("\r\n", "\n").as_bytes())
 }
 
+/// Checks, without changing anything, that every migration this binary has is applied
+/// unchanged and none other is. Errors say what differs.
+pub fn check_current(conn: &Connection) -> Result<()> {
+    let mut stmt = conn
+        .prepare("select version, sha256 from sph_migrations order by version")
+        .context("no sphragis schema in this file")?;
+    let applied: Vec<(i32, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
+    let expected: Vec<(i32, String)> = MIGRATIONS.iter().map(|m| (m.version, checksum(m.sql))).collect();
+    if applied != expected {
+        bail!(
+            "the file's schema ({} migrations) is not this sphragis's ({}); run `sphragis init` to migrate it",
+            applied.len(),
+            expected.len()
+        );
+    }
+    Ok(())
+}
+
 /// Applies pending migrations and verifies applied ones.
 ///
 /// Returns the versions applied by this call (empty when the file is up to date).

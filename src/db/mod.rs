@@ -1,29 +1,78 @@
 //! The database file: open, migrate, register functions and views.
 //!
-//! [`open`] is the only way sphragis gets a connection: it applies pending migrations,
-//! registers every `sph_` scalar function and (re)creates every report view, so all
-//! commands see the same schema, functions and view versions.
+//! [`open`] is how commands that change the file get a connection: it applies pending
+//! migrations, registers every `sph_` scalar function and (re)creates every report
+//! view, so all commands see the same schema, functions and view versions.
+//! [`open_read_only`] serves the commands that only read (`report`, `views`, `sql`):
+//! it never creates or changes the file, and refuses one whose schema or views are not
+//! those of this binary.
 
 pub mod ingest;
 pub mod migrations;
 pub mod views;
 
-use anyhow::{Context, Result};
-use duckdb::Connection;
+use anyhow::{Context, Result, bail};
+use duckdb::{AccessMode, Config, Connection};
+use std::io::Read;
 use std::path::Path;
+
+/// DuckDB's file magic, at byte offset 8 of a database file.
+const DUCKDB_MAGIC: &[u8; 4] = b"DUCK";
+
+/// Refuses an existing file that is not a DuckDB database (a CSV or JSON file named by
+/// mistake would otherwise be opened by DuckDB's file readers and nothing kept).
+fn check_database_file(path: &Path) -> Result<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    if !path.is_file() {
+        bail!("{}: not a file", path.display());
+    }
+    let mut head = [0u8; 12];
+    let mut file = std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let n = file.read(&mut head)?;
+    if n == 0 {
+        return Ok(()); // an empty file becomes a new database
+    }
+    if n < 12 || &head[8..12] != DUCKDB_MAGIC {
+        bail!("{}: not a DuckDB database file (pass the database with --db, not an input file)", path.display());
+    }
+    Ok(())
+}
 
 /// Opens (creating if needed) the database at `path`, or an in-memory database for
 /// `:memory:`, migrated and with functions and views registered.
 ///
-/// Errors: the file cannot be opened (locked by another process, not a DuckDB file),
-/// a migration or view was edited after it was recorded, or a migration fails.
+/// Errors: the file exists and is not a DuckDB database, cannot be opened (locked by
+/// another process), a migration or view was edited after it was recorded, or a
+/// migration fails.
 pub fn open(path: &Path) -> Result<Connection> {
     let conn = if path.as_os_str() == ":memory:" {
         Connection::open_in_memory()?
     } else {
+        check_database_file(path)?;
         Connection::open(path).with_context(|| format!("{}: cannot open as a DuckDB database", path.display()))?
     };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
+    Ok(conn)
+}
+
+/// Opens an existing database read-only, with the `sph_` functions registered.
+///
+/// Errors: the file does not exist or is not a DuckDB database, or its migrations or
+/// views are not exactly this binary's (run a writing command such as `sphragis init`
+/// to bring it up to date).
+pub fn open_read_only(path: &Path) -> Result<Connection> {
+    if !path.is_file() {
+        bail!("{}: no such database file (create one with `sphragis init` or `sphragis load`)", path.display());
+    }
+    check_database_file(path)?;
+    let config = Config::default().access_mode(AccessMode::ReadOnly)?;
+    let conn = Connection::open_with_flags(path, config)
+        .with_context(|| format!("{}: cannot open as a DuckDB database", path.display()))?;
+    migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
+    views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
+    crate::rules::udf::register_all(&conn)?;
     Ok(conn)
 }
 

@@ -31,7 +31,6 @@ macro_rules! view {
 /// Every view, in creation order (a view may read views listed before it).
 pub const VIEWS: &[ViewFile] = &[
     view!("sql/review/ingest_files_v1.sql"),
-    view!("sql/review/review_example_windows_v1.sql"),
     view!("sql/review/refine_removals_v1.sql"),
     view!("sql/review/suggested_edit_share_v1.sql"),
     view!("sql/review/fence_agreement_v1.sql"),
@@ -68,6 +67,21 @@ impl ViewFile {
 /// Looks a view up by its versioned name.
 pub fn find(name: &str) -> Option<&'static ViewFile> {
     VIEWS.iter().find(|v| v.name() == name)
+}
+
+/// Checks, without changing anything, that every view of this binary is recorded with
+/// its SHA-256. Errors name the first view that is missing or differs.
+pub fn check_current(conn: &Connection) -> Result<()> {
+    let mut stmt = conn.prepare("select sha256 from sph_views where name = ?")?;
+    for view in VIEWS {
+        let recorded: Option<String> = stmt.query_row([view.name()], |r| r.get(0)).ok();
+        match recorded {
+            Some(sha) if sha == view.sha256() => {}
+            Some(_) => bail!("view {} in this file differs from this sphragis's {}", view.name(), view.source),
+            None => bail!("view {} is not in this file yet; run `sphragis init` to add it", view.name()),
+        }
+    }
+    Ok(())
 }
 
 /// Creates every view and pointer view and records new ones in `sph_views`.

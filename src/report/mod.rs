@@ -7,7 +7,6 @@
 use crate::db::views;
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
-use duckdb::types::{TimeUnit, Value};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -97,6 +96,17 @@ pub fn find(name: &str) -> Result<&'static Report> {
     })
 }
 
+/// One cell of a result, typed enough for JSON; everything else is formatted text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Text(String),
+}
+
 /// The result of running a report: the view's rows with their provenance.
 #[derive(Debug, Clone)]
 pub struct ReportTable {
@@ -106,16 +116,24 @@ pub struct ReportTable {
     pub view_sha256: String,
     pub about: String,
     pub columns: Vec<String>,
-    pub rows: Vec<Vec<Value>>,
+    pub rows: Vec<Vec<Cell>>,
 }
 
 /// Runs `report`, optionally keeping only rows of corpus `version`. Rows are ordered by
-/// all columns, left to right, so output is deterministic.
+/// all columns, left to right, so output is deterministic. Errors when `version` names
+/// no corpus version.
 pub fn run(conn: &Connection, report: &Report, version: Option<&str>) -> Result<ReportTable> {
     let file = views::find(report.view).with_context(|| format!("view {} is not registered", report.view))?;
+    if let Some(v) = version {
+        let known: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [v], |r| r.get(0))?;
+        if known == 0 {
+            bail!("version {v} does not exist; `sphragis sql \"select version from corpus_versions\"` lists them");
+        }
+    }
     let filter = if report.by_version && version.is_some() { " where version = ?" } else { "" };
     let sql = format!("select * from {}{filter} order by all", report.view);
-    let table = query(conn, &sql, if filter.is_empty() { None } else { version })?;
+    let params: Vec<&str> = if filter.is_empty() { Vec::new() } else { version.into_iter().collect() };
+    let table = query(conn, &sql, &params)?;
     Ok(ReportTable {
         report: report.name.to_string(),
         view: report.view.to_string(),
@@ -125,32 +143,64 @@ pub fn run(conn: &Connection, report: &Report, version: Option<&str>) -> Result<
     })
 }
 
-/// Runs any query (for `sphragis sql`), with at most one string parameter.
-pub fn query(conn: &Connection, sql: &str, param: Option<&str>) -> Result<ReportTable> {
+/// Runs a query with string parameters and collects its result through Arrow, so every
+/// DuckDB type renders (nested types, blobs and intervals as Arrow formats them).
+///
+/// Errors: an empty query, or DuckDB rejects it.
+pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTable> {
+    use duckdb::arrow::array::{Array, AsArray};
+    use duckdb::arrow::datatypes::{DataType, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type, Float32Type, Float64Type};
+    use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
+    if sql.trim().is_empty() {
+        bail!("the query is empty");
+    }
     let mut stmt = conn.prepare(sql)?;
-    let n = stmt.column_count();
-    let mut rows_out = Vec::new();
-    {
-        let mut rows = match param {
-            Some(p) => stmt.query([p])?,
-            None => stmt.query([])?,
-        };
-        while let Some(row) = rows.next()? {
-            let mut values = Vec::with_capacity(n);
-            for i in 0..n {
-                values.push(row.get::<_, Value>(i)?);
+    let arrow = stmt.query_arrow(duckdb::params_from_iter(params.iter()))?;
+    let schema = arrow.get_schema();
+    let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let options = FormatOptions::default();
+    let mut rows = Vec::new();
+    for batch in arrow {
+        let formatters = batch
+            .columns()
+            .iter()
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+            .collect::<Result<Vec<_>, _>>()?;
+        for r in 0..batch.num_rows() {
+            let mut row = Vec::with_capacity(columns.len());
+            for (c, array) in batch.columns().iter().enumerate() {
+                if array.is_null(r) || *array.data_type() == DataType::Null {
+                    row.push(Cell::Null);
+                    continue;
+                }
+                row.push(match array.data_type() {
+                    DataType::Boolean => Cell::Bool(array.as_boolean().value(r)),
+                    DataType::Int8 => Cell::Int(array.as_primitive::<Int8Type>().value(r).into()),
+                    DataType::Int16 => Cell::Int(array.as_primitive::<Int16Type>().value(r).into()),
+                    DataType::Int32 => Cell::Int(array.as_primitive::<Int32Type>().value(r).into()),
+                    DataType::Int64 => Cell::Int(array.as_primitive::<Int64Type>().value(r)),
+                    DataType::UInt8 => Cell::UInt(array.as_primitive::<UInt8Type>().value(r).into()),
+                    DataType::UInt16 => Cell::UInt(array.as_primitive::<UInt16Type>().value(r).into()),
+                    DataType::UInt32 => Cell::UInt(array.as_primitive::<UInt32Type>().value(r).into()),
+                    DataType::UInt64 => Cell::UInt(array.as_primitive::<UInt64Type>().value(r)),
+                    DataType::Float32 => Cell::Float(array.as_primitive::<Float32Type>().value(r).into()),
+                    DataType::Float64 => Cell::Float(array.as_primitive::<Float64Type>().value(r)),
+                    DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(r).to_string()),
+                    DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(r).to_string()),
+                    DataType::Utf8View => Cell::Text(array.as_string_view().value(r).to_string()),
+                    _ => Cell::Text(formatters[c].value(r).to_string()),
+                });
             }
-            rows_out.push(values);
+            rows.push(row);
         }
     }
-    let columns = stmt.column_names();
     Ok(ReportTable {
         report: String::new(),
         view: String::new(),
         view_sha256: String::new(),
         about: String::new(),
         columns,
-        rows: rows_out,
+        rows,
     })
 }
 
@@ -173,72 +223,28 @@ impl Format {
     }
 }
 
-/// Text of a value as it appears in tables and CSV: NULL is empty, floats keep full
-/// precision (shortest round-trip form), timestamps are `YYYY-MM-DD HH:MM:SS[.ffffff]`.
-pub fn text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::Boolean(b) => b.to_string(),
-        Value::TinyInt(v) => v.to_string(),
-        Value::SmallInt(v) => v.to_string(),
-        Value::Int(v) => v.to_string(),
-        Value::BigInt(v) => v.to_string(),
-        Value::HugeInt(v) => v.to_string(),
-        Value::UTinyInt(v) => v.to_string(),
-        Value::USmallInt(v) => v.to_string(),
-        Value::UInt(v) => v.to_string(),
-        Value::UBigInt(v) => v.to_string(),
-        Value::Float(v) => v.to_string(),
-        Value::Double(v) => v.to_string(),
-        Value::Decimal(v) => v.to_string(),
-        Value::UHugeInt(v) => v.to_string(),
-        Value::Date32(days) => chrono::DateTime::from_timestamp(i64::from(*days) * 86_400, 0)
-            .map(|t| t.format("%Y-%m-%d").to_string())
-            .unwrap_or_else(|| days.to_string()),
-        Value::Enum(s) => s.clone(),
-        Value::Text(s) => s.clone(),
-        Value::Timestamp(unit, v) => timestamp_text(*unit, *v),
-        Value::List(items) | Value::Array(items) => {
-            format!("[{}]", items.iter().map(text).collect::<Vec<_>>().join(", "))
-        }
-        other => format!("{other:?}"),
+/// Text of a cell as it appears in CSV: NULL is empty, floats keep full precision
+/// (shortest round-trip form).
+pub fn text(cell: &Cell) -> String {
+    match cell {
+        Cell::Null => String::new(),
+        Cell::Bool(b) => b.to_string(),
+        Cell::Int(v) => v.to_string(),
+        Cell::UInt(v) => v.to_string(),
+        Cell::Float(v) => v.to_string(),
+        Cell::Text(s) => s.clone(),
     }
 }
 
-fn timestamp_text(unit: TimeUnit, v: i64) -> String {
-    let micros = match unit {
-        TimeUnit::Second => v.saturating_mul(1_000_000),
-        TimeUnit::Millisecond => v.saturating_mul(1_000),
-        TimeUnit::Microsecond => v,
-        TimeUnit::Nanosecond => v / 1_000,
-    };
-    chrono::DateTime::from_timestamp_micros(micros)
-        .map(|t| {
-            if micros % 1_000_000 == 0 {
-                t.format("%Y-%m-%d %H:%M:%S").to_string()
-            } else {
-                t.format("%Y-%m-%d %H:%M:%S%.6f").to_string()
-            }
-        })
-        .unwrap_or_else(|| v.to_string())
-}
-
-fn json_value(value: &Value) -> serde_json::Value {
-    match value {
-        Value::Null => serde_json::Value::Null,
-        Value::Boolean(b) => json!(b),
-        Value::TinyInt(v) => json!(v),
-        Value::SmallInt(v) => json!(v),
-        Value::Int(v) => json!(v),
-        Value::BigInt(v) => json!(v),
-        Value::UTinyInt(v) => json!(v),
-        Value::USmallInt(v) => json!(v),
-        Value::UInt(v) => json!(v),
-        Value::UBigInt(v) => json!(v),
-        Value::Float(v) => json!(v),
-        Value::Double(v) => json!(v),
-        Value::List(items) | Value::Array(items) => serde_json::Value::Array(items.iter().map(json_value).collect()),
-        other => json!(text(other)),
+/// JSON value of a cell; NaN and infinities (which JSON cannot hold) become null.
+fn json_value(cell: &Cell) -> serde_json::Value {
+    match cell {
+        Cell::Null => serde_json::Value::Null,
+        Cell::Bool(b) => json!(b),
+        Cell::Int(v) => json!(v),
+        Cell::UInt(v) => json!(v),
+        Cell::Float(v) => json!(v),
+        Cell::Text(s) => json!(s),
     }
 }
 
@@ -255,8 +261,8 @@ pub fn render_table(table: &ReportTable) -> String {
     t.set_header(table.columns.clone());
     for row in &table.rows {
         t.add_row(row.iter().map(|v| match v {
-            Value::Double(d) => format!("{d:.4}"),
-            Value::Float(d) => format!("{d:.4}"),
+            Cell::Float(d) => format!("{d:.4}"),
+            Cell::Null => "NULL".to_string(),
             other => text(other),
         }));
     }
@@ -275,8 +281,8 @@ pub fn render_table(table: &ReportTable) -> String {
     format!("{caption}{t}\n({} rows)\n", table.rows.len())
 }
 
-fn is_number(v: &Value) -> bool {
-    !matches!(v, Value::Text(_) | Value::Boolean(_) | Value::Timestamp(..) | Value::List(_))
+fn is_number(v: &Cell) -> bool {
+    matches!(v, Cell::Int(_) | Cell::UInt(_) | Cell::Float(_) | Cell::Null)
 }
 
 /// Renders RFC 4180 CSV (UTF-8, header row, quoting where needed) with the csv crate.
@@ -342,7 +348,7 @@ pub fn write_files(dir: &Path, tables: &[ReportTable], format: Format) -> Result
         written.push(file);
     }
     let path = dir.join("manifest.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json!({ "files": manifest }))?)
+    std::fs::write(&path, serde_json::to_string_pretty(&json!({ "files": manifest }))? + "\n")
         .with_context(|| format!("{}: cannot write", path.display()))?;
     written.push(path);
     Ok(written)
@@ -360,8 +366,8 @@ mod tests {
             about: "about".into(),
             columns: vec!["org".into(), "n".into(), "share".into()],
             rows: vec![
-                vec![Value::Text("qt, \"the\" company\nline".into()), Value::BigInt(3), Value::Double(0.125)],
-                vec![Value::Text("ünï".into()), Value::Null, Value::Double(1.0 / 3.0)],
+                vec![Cell::Text("qt, \"the\" company\nline".into()), Cell::Int(3), Cell::Float(0.125)],
+                vec![Cell::Text("ünï".into()), Cell::Null, Cell::Float(1.0 / 3.0)],
             ],
         }
     }
@@ -388,12 +394,28 @@ mod tests {
     fn table_names_the_view() {
         let t = render_table(&table());
         assert!(t.starts_with("r — about\nview x_v1 sha256 ab\n"), "{t}");
-        assert!(t.contains("0.3333") && t.ends_with("(2 rows)\n"));
+        assert!(t.contains("0.3333") && t.contains("NULL") && t.ends_with("(2 rows)\n"));
     }
 
     #[test]
-    fn timestamps_as_text() {
-        assert_eq!(text(&Value::Timestamp(TimeUnit::Microsecond, 1_488_925_167_000_000)), "2017-03-07 22:19:27");
-        assert_eq!(text(&Value::Timestamp(TimeUnit::Microsecond, 1_488_925_167_500_000)), "2017-03-07 22:19:27.500000");
+    fn queries_render_every_type() {
+        let conn = Connection::open_in_memory().unwrap();
+        let t = query(
+            &conn,
+            "select null as n, 1::tinyint as i, 2::ubigint as u, 1.5::float as f, 'x' as s, true as b, \
+             {'a': 1} as st, 'a\\x00b'::blob as bl, interval 2 day as iv, [1, 2] as l, \
+             timestamp '2017-03-07 22:19:27' as ts, 12.50::decimal(5,2) as d",
+            &[],
+        )
+        .unwrap();
+        let row = &t.rows[0];
+        assert_eq!(row[..6], [Cell::Null, Cell::Int(1), Cell::UInt(2), Cell::Float(1.5), Cell::Text("x".into()), Cell::Bool(true)]);
+        for cell in &row[6..] {
+            let Cell::Text(s) = cell else { panic!("{cell:?}") };
+            assert!(!s.contains("OrderedMap") && !s.is_empty(), "{s}");
+        }
+        assert_eq!(row[10], Cell::Text("2017-03-07T22:19:27".into()));
+        assert_eq!(row[11], Cell::Text("12.50".into()));
+        assert!(query(&conn, "  ", &[]).unwrap_err().to_string().contains("empty"));
     }
 }

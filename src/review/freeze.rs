@@ -33,8 +33,7 @@ pub struct FreezeSummary {
 /// Freezes `version`, writing criteria and manifest files into `out`.
 ///
 /// Errors (nothing written, version not frozen): the version does not exist or is
-/// frozen already; an org's registration changed since its split was computed; a file
-/// cannot be written.
+/// frozen already; a file cannot be written.
 pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSummary> {
     let state: Option<Option<String>> = conn
         .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
@@ -44,23 +43,12 @@ pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSumm
         Some(Some(at)) => bail!("version {version} is already frozen (at {at})"),
         Some(None) => {}
     }
-    let mut stmt = conn.prepare(
-        "select s.org, s.registration_file_id, c.file_id from split_runs as s \
-         left join org_config as c using (org) where s.version = ? order by s.org",
-    )?;
-    let runs: Vec<(String, i32, Option<i32>)> =
-        stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<duckdb::Result<_>>()?;
-    for (org, used, now) in &runs {
-        if Some(*used) != *now {
-            bail!(
-                "org {org}'s registration changed since version {version}'s split was computed \
-                 (file_id {used}, now {now:?}); a changed registration needs a new corpus version"
-            );
-        }
-    }
-    let last_file_id: i32 = conn.query_row("select coalesce(max(file_id), 0) from ingest_log", [], |r| r.get(0))?;
+    let mut stmt = conn.prepare("select org from split_runs where version = ? order by org")?;
+    let runs: Vec<String> = stmt.query_map([version], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
+    let last_file_id: i32 =
+        conn.query_row("select inputs_up_to from corpus_versions where version = ?", [version], |r| r.get(0))?;
     let mut files = Vec::new();
-    for (org, _, _) in &runs {
+    for org in &runs {
         let (root, manifest) = splits::manifest(conn, version, org)?;
         let criteria = splits::criteria(conn, version, org)?;
         files.push((

@@ -119,11 +119,30 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
     if let Some(Some(at)) = &frozen {
         bail!("version {name} was frozen at {at} and cannot be refined again; refine a new version");
     }
+    if frozen.is_some() {
+        let frozen_on_it: Option<String> = conn
+            .query_row(
+                "select version from corpus_versions where base_version = ? and frozen_at is not null limit 1",
+                [name],
+                |r| r.get(0),
+            )
+            .ok();
+        if let Some(other) = frozen_on_it {
+            bail!("version {name} is the base of frozen version {other}; refining it again would change {other}'s reconciliation");
+        }
+        let splits: i64 = conn.query_row("select count(*) from split_runs where version = ?", [name], |r| r.get(0))?;
+        if splits > 0 {
+            bail!("version {name} has computed splits; refine a new version instead of changing it under them");
+        }
+    }
     if let Some(base) = &opts.base {
         let exists: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [base], |r| r.get(0))?;
         if exists == 0 {
             bail!("base version {base} does not exist; refine it first");
         }
+    }
+    if opts.rules.is_empty() {
+        bail!("no rules given; name them, or use all");
     }
     let built: i64 = conn.query_row("select count(*) from review_examples", [], |r| r.get(0))?;
     if built == 0 {
@@ -140,8 +159,8 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
         conn.execute("delete from corpus_versions where version = ?", [name])?;
         conn.execute(
             &format!(
-                "insert into corpus_versions (version, base_version, rules, min_target_chars, rules_code, created_at) \
-                 values (?, ?, {rule_list}, ?, ?, current_timestamp)"
+                "insert into corpus_versions (version, base_version, rules, min_target_chars, rules_code, inputs_up_to, created_at) \
+                 values (?, ?, {rule_list}, ?, ?, (select coalesce(max(file_id), 0) from ingest_log), current_timestamp)"
             ),
             params![name, opts.base, opts.min_target_chars, crate::RULES_CODE],
         )?;

@@ -20,10 +20,12 @@ const SPLITS_SQL: &str = include_str!("../../sql/steps/splits.sql");
 /// Computes the split of `version` for `org`, or for every registered org of the
 /// version when `org` is `None`. Returns `(org, examples placed)` per org.
 ///
-/// Errors (nothing is written): the version does not exist or is frozen; `org` has no
-/// registered windows or halves (the registration guard); the version's split for the
-/// org was computed on another registration (a new registration needs a new version);
-/// with `org = None`, no org of the version is registered.
+/// The windows and halves are those the version was refined with (a version is a
+/// snapshot of its registration), so a later orgs file never moves an example.
+///
+/// Errors (nothing is written): the version does not exist or is frozen; `org` had no
+/// registered windows or halves when the version was refined (the registration guard);
+/// with `org = None`, no org of the version had registered halves.
 pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Vec<(String, i64)>> {
     let state: Option<Option<String>> = conn
         .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
@@ -37,8 +39,8 @@ pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Ve
         Some(o) => vec![o.to_string()],
         None => {
             let mut stmt = conn.prepare(
-                "select distinct r.org from refine_examples as r join org_halves as h using (org) \
-                 where r.version = ? order by r.org",
+                "select org from refine_examples where version = ? group by org \
+                 having bool_or(registered_halves) order by org",
             )?;
             let orgs: Vec<String> = stmt.query_map([version], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
             if orgs.is_empty() {
@@ -82,39 +84,31 @@ pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Ve
     }
 }
 
-/// The registration (orgs file id) a split of `org` would use now, after the guards.
+/// The registration (orgs file id) the version was refined with for `org`, after the
+/// registration guard: the org must have had registered windows and halves then.
 fn registration(conn: &Connection, version: &str, org: &str) -> Result<i32> {
-    let file_id: Option<i32> =
-        conn.query_row("select file_id from org_config where org = ?", [org], |r| r.get(0)).ok();
-    let Some(file_id) = file_id else {
-        bail!("org {org} has no registration; load an orgs file with its windows and halves before computing a split");
-    };
-    let (windows, halves): (i64, i64) = conn.query_row(
-        "select (select count(*) from org_windows where org = $1), \
-                (select count(distinct half) from org_halves where org = $1)",
-        [org],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    if windows == 0 {
-        bail!("org {org} has no registered windows; a split needs them");
-    }
-    if halves < 2 {
-        bail!("org {org} has no registered halves a and b; register them before computing a split");
-    }
-    let earlier: Option<i32> = conn
+    let row: Option<(Option<i32>, bool, bool)> = conn
         .query_row(
-            "select registration_file_id from split_runs where version = ? and org = ?",
+            "select any_value(registration_file_id), bool_or(registered_windows), bool_or(registered_halves) \
+             from refine_examples where version = ? and org = ? group by org",
             params![version, org],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .ok();
-    if let Some(earlier) = earlier
-        && earlier != file_id
-    {
+    let Some((file_id, windows, halves)) = row else {
+        bail!("version {version} has no examples of org {org}");
+    };
+    let Some(file_id) = file_id else {
         bail!(
-            "version {version}'s split for {org} was computed on registration file_id {earlier}, \
-             and the registration is now file_id {file_id}; a changed registration needs a new corpus version"
+            "org {org} had no registration when version {version} was refined; load an orgs file with its \
+             windows and halves, then refine a version"
         );
+    };
+    if !windows {
+        bail!("org {org} had no registered windows when version {version} was refined; a split needs them");
+    }
+    if !halves {
+        bail!("org {org} had no registered halves a and b when version {version} was refined; a split needs them");
     }
     Ok(file_id)
 }
