@@ -20,7 +20,35 @@ pub const LOADER_VERSION: &str = "orgs/1";
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFile {
+    #[serde(deserialize_with = "unique_keys")]
     orgs: BTreeMap<String, RawOrg>,
+}
+
+/// A JSON object as a map, refusing a key that appears twice (serde would keep the last).
+fn unique_keys<'de, D, V>(deserializer: D) -> Result<BTreeMap<String, V>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de>,
+{
+    struct Unique<V>(std::marker::PhantomData<V>);
+    impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Unique<V> {
+        type Value = BTreeMap<String, V>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object of orgs")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut out = BTreeMap::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if out.contains_key(&key) {
+                    return Err(serde::de::Error::custom(format!("org {key:?} appears twice")));
+                }
+                let value = map.next_value()?;
+                out.insert(key, value);
+            }
+            Ok(out)
+        }
+    }
+    deserializer.deserialize_map(Unique(std::marker::PhantomData))
 }
 
 #[derive(Debug, Deserialize)]
@@ -80,14 +108,13 @@ pub struct Window {
 /// overlapping windows, repeated window names, more than one training window, an empty
 /// org name or account.
 pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
-    let mut text = String::new();
-    reader
-        .read_to_string(&mut text)
-        .map_err(|e| InputError::at(path, None, None, format!("cannot read as UTF-8 text: {e}")))?;
+    let mut bytes = Vec::new();
+    reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
+    let text = super::adapters::utf8_document(path, &bytes)?;
     if text.trim().is_empty() {
         return Err(InputError::at(path, None, None, "file is empty").into());
     }
-    let raw: RawFile = super::adapters::parse_json(path, 1, &text)?;
+    let raw: RawFile = super::adapters::parse_json(path, 1, text)?;
     let mut out = Vec::new();
     for (org, raw_org) in raw.orgs {
         let err = |field: String, msg: String| InputError::at(path, None, Some(&field), msg);
@@ -103,7 +130,10 @@ pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
             let starts_at = parse_timestamp(&w.start).map_err(|m| err(field("start"), m))?;
             let ends_at = parse_timestamp(&w.end).map_err(|m| err(field("end"), m))?;
             if ends_at <= starts_at {
-                return Err(err(field("end"), format!("window {:?} ends before it starts", w.name)).into());
+                return Err(err(field("end"), format!("window {:?} must end after it starts", w.name)).into());
+            }
+            if w.training && w.sealed {
+                return Err(err(field("sealed"), format!("window {:?} cannot be both training and sealed", w.name)).into());
             }
             if w.name.trim().is_empty() {
                 return Err(err(field("name"), "must not be empty".into()).into());
@@ -118,6 +148,9 @@ pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
         }
         if windows.iter().filter(|w| w.training).count() > 1 {
             return Err(err(format!("orgs.{org}.windows"), "more than one training window".into()).into());
+        }
+        if windows.iter().filter(|w| w.sealed).count() > 1 {
+            return Err(err(format!("orgs.{org}.windows"), "more than one sealed window".into()).into());
         }
         let halves = match raw_org.halves {
             None => None,
@@ -218,6 +251,15 @@ mod tests {
         assert!(err.contains("field `orgs.qt.halves.b`: project \"x\" is in both halves"), "{err}");
         let err = parse_str(r#"{"orgs": {"qt": {"halves": {"a": [], "b": ["y"]}}}}"#).unwrap_err();
         assert!(err.contains("orgs.qt.halves.a`: a half needs at least one project"), "{err}");
+        let err = parse_str(r#"{"orgs": {"qt": {}, "qt": {"service_accounts": []}}}"#).unwrap_err();
+        assert!(err.contains("org \"qt\" appears twice"), "{err}");
+        let two_sealed = r#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "2020-01-01", "end": "2020-02-01", "sealed": true},
+            {"name": "b", "start": "2020-02-01", "end": "2020-03-01", "sealed": true}]}}}"#;
+        assert!(parse_str(two_sealed).unwrap_err().contains("more than one sealed window"));
+        let both = r#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "2020-01-01", "end": "2020-02-01", "sealed": true, "training": true}]}}}"#;
+        assert!(parse_str(both).unwrap_err().contains("both training and sealed"));
+        let bom = "\u{feff}{\"orgs\": {\"qt\": {}}}";
+        assert_eq!(parse_str(bom).unwrap().len(), 1, "a byte-order mark is skipped");
         let err = parse_str(r#"{"orgs": {"qt": {"bots": []}}}"#).unwrap_err();
         assert!(err.contains("unknown field `bots`"), "{err}");
         assert!(parse_str("").unwrap_err().contains("file is empty"));

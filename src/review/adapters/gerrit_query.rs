@@ -29,6 +29,12 @@ pub const LOADER_VERSION: &str = "gerrit-query/1";
 struct Line {
     #[serde(rename = "type", default)]
     kind: Option<String>,
+    /// On a `{"type":"stats"}` line: the number of changes in the page.
+    #[serde(rename = "rowCount", default)]
+    row_count: Option<u64>,
+    /// On a `{"type":"error"}` line: Gerrit's message.
+    #[serde(default)]
+    message: Option<String>,
     #[serde(default)]
     project: Option<String>,
     #[serde(default)]
@@ -88,25 +94,56 @@ static PATCH_SET_PREFIX: LazyLock<Regex> =
 
 /// The org named by a change URL: the second-to-last label of its host.
 pub fn org_from_url(url: &str) -> Option<String> {
-    let host = url.split("://").nth(1)?.split(['/', ':']).next()?;
-    let labels: Vec<&str> = host.split('.').collect();
+    let host = url.split("://").nth(1)?.split(['/', ':']).next()?.trim_end_matches('.');
+    let labels: Vec<&str> = host.split('.').filter(|l| !l.is_empty()).collect();
     (labels.len() >= 2).then(|| labels[labels.len() - 2].to_string())
 }
 
 /// Reads the query output and hands each patch-set example to `sink`.
 ///
 /// Errors ([`InputError`]): malformed JSON, a mistyped field, a change without `number`
-/// or patch sets, a non-numeric patch set number, no org (neither given nor derivable
-/// from `url`), an empty file.
+/// or patch sets, a non-numeric or non-positive patch set number, a timestamp that is
+/// not Unix seconds, no org (neither given nor derivable from `url`), Gerrit's own
+/// `{"type":"error"}` line, changes after the last `{"type":"stats"}` line (the output
+/// was cut off) or a `rowCount` that disagrees with the changes before it, a file with
+/// no change.
 pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+    if org.is_some_and(|o| o.trim().is_empty()) {
+        return Err(InputError::at(path, None, None, "the org must not be empty").into());
+    }
     let mut examples = 0u64;
+    let (mut changes, mut in_page, mut last_line) = (0u64, 0u64, 0u64);
     for_each_line(path, reader, |line, text| {
+        last_line = line;
         let change: Line = parse_json(path, line, text)?;
-        if change.kind.as_deref() == Some("stats") {
-            return Ok(());
-        }
         let err = |field: &str, msg: &str| InputError::at(path, Some(line), Some(field), msg);
+        match change.kind.as_deref() {
+            Some("stats") => {
+                if let Some(n) = change.row_count
+                    && n != in_page
+                {
+                    return Err(err("rowCount", &format!("says {n} changes, the page before it has {in_page}")).into());
+                }
+                in_page = 0;
+                return Ok(());
+            }
+            Some("error") => {
+                let message = change.message.as_deref().unwrap_or("(no message)");
+                return Err(InputError::at(path, Some(line), None, format!("Gerrit reported an error: {message}")).into());
+            }
+            _ => {}
+        }
+        changes += 1;
+        in_page += 1;
         let number = change.number.ok_or_else(|| err("number", "missing change number"))?.into_text();
+        if number.trim().is_empty() {
+            return Err(err("number", "must not be empty").into());
+        }
+        for (k, m) in change.comments.iter().enumerate() {
+            if !(0..32_503_680_000).contains(&m.timestamp) {
+                return Err(err(&format!("comments[{k}].timestamp"), "not a time in Unix seconds").into());
+            }
+        }
         let org = match org {
             Some(o) => o.to_string(),
             None => change
@@ -125,7 +162,9 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
                 .clone()
                 .into_text()
                 .parse()
-                .map_err(|_| err(&format!("patchSets[{i}].number"), "not a patch set number"))?;
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| err(&format!("patchSets[{i}].number"), "not a patch set number (1 or more)"))?;
             let mut comments = Vec::new();
             for (k, c) in ps.comments.iter().enumerate() {
                 let at = c.line.map_or(String::new(), |l| format!(":{l}"));
@@ -184,6 +223,18 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
         }
         Ok(())
     })?;
+    if changes == 0 {
+        return Err(InputError::at(path, None, None, "the file holds no change").into());
+    }
+    if in_page > 0 {
+        return Err(InputError::at(
+            path,
+            Some(last_line),
+            None,
+            format!("no {{\"type\":\"stats\"}} line after the last {in_page} changes: the query output is cut off"),
+        )
+        .into());
+    }
     Ok(examples)
 }
 
@@ -193,9 +244,11 @@ mod tests {
 
     const CHANGE: &str = r#"{"project":"operations/puppet","number":416443,"url":"https://gerrit.wikimedia.org/r/416443","owner":{"name":"Gehel","email":"g@example.com","username":"gehel"},"comments":[{"timestamp":100,"reviewer":{"name":"Gehel","email":"g@example.com","username":"gehel"},"message":"Uploaded patch set 1."},{"timestamp":250,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Patch Set 2: Patch Set 1 was rebased"},{"timestamp":260,"reviewer":{"name":"jenkins-bot","email":"","username":"jenkins-bot"},"message":"Patch Set 2: Verified+2\n\nMain test build succeeded."},{"timestamp":300,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Change has been successfully merged by Gehel"}],"patchSets":[{"number":1,"createdOn":100,"kind":"REWORK"},{"number":2,"createdOn":200,"kind":"TRIVIAL_REBASE","comments":[{"file":"/COMMIT_MSG","line":7,"reviewer":{"name":"M","email":"m@example.com","username":"maurelio"},"message":"lowercase"}]}]}"#;
 
+    const STATS: &str = r#"{"type":"stats","rowCount":1,"moreChanges":false}"#;
+
     #[test]
     fn maps_patch_sets_to_examples() {
-        let text = format!("{CHANGE}\n{{\"type\":\"stats\",\"rowCount\":1}}\n");
+        let text = format!("{CHANGE}\n{STATS}\n");
         let mut out = Vec::new();
         let n = read(Path::new("g"), None, text.as_bytes(), &mut |e| {
             out.push(e);
@@ -225,17 +278,29 @@ mod tests {
         assert_eq!(org_from_url("https://gerrit.wikimedia.org/r/416443").as_deref(), Some("wikimedia"));
         assert_eq!(org_from_url("https://review.opendev.org:443/c/1").as_deref(), Some("opendev"));
         assert_eq!(org_from_url("nonsense"), None);
+        assert_eq!(org_from_url("https://gerrit.wikimedia.org./r/1").as_deref(), Some("wikimedia"));
     }
 
     #[test]
     fn errors_name_line_and_field() {
         let bad = CHANGE.replace(r#""number":416443,"#, "");
-        let err = read(Path::new("g"), None, format!("{CHANGE}\n{bad}\n").as_bytes(), &mut |_| Ok(()))
+        let err = read(Path::new("g"), None, format!("{CHANGE}\n{bad}\n{STATS}\n").as_bytes(), &mut |_| Ok(()))
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("g:2: field `number`"), "{err}");
         let bad = CHANGE.replace(r#""timestamp":250"#, r#""timestamp":"late""#);
         let err = read(Path::new("g"), None, bad.as_bytes(), &mut |_| Ok(())).unwrap_err().to_string();
         assert!(err.contains("field `comments[1].timestamp`"), "{err}");
+        let run = |text: String| read(Path::new("g"), None, text.as_bytes(), &mut |_| Ok(())).unwrap_err().to_string();
+        let err = run(format!("{CHANGE}\n"));
+        assert!(err.contains("g:1: no {\"type\":\"stats\"} line after the last 1 changes"), "{err}");
+        let err = run(format!("{CHANGE}\n{{\"type\":\"stats\",\"rowCount\":2}}\n"));
+        assert!(err.contains("g:2: field `rowCount`: says 2 changes, the page before it has 1"), "{err}");
+        let err = run("{\"type\":\"stats\",\"rowCount\":0}\n".to_string());
+        assert!(err.contains("the file holds no change"), "{err}");
+        let err = run("{\"type\":\"error\",\"message\":\"permission denied\"}\n".to_string());
+        assert!(err.contains("g:1: Gerrit reported an error: permission denied"), "{err}");
+        let err = run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":100,"#, r#""timestamp":1520071568000000,"#)));
+        assert!(err.contains("field `comments[0].timestamp`: not a time in Unix seconds"), "{err}");
     }
 }

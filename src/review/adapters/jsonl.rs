@@ -78,10 +78,21 @@ fn convert(path: &Path, line: u64, raw: RawExample) -> Result<Example, InputErro
     if raw.comments.is_empty() {
         return Err(InputError::at(path, Some(line), Some("comments"), "an example needs at least one comment"));
     }
-    let mut comments = Vec::with_capacity(raw.comments.len());
+    if raw.patch_set.is_some_and(|p| p < 1) {
+        return Err(InputError::at(path, Some(line), Some("patch_set"), "must be 1 or more"));
+    }
+    let mut comments: Vec<Comment> = Vec::with_capacity(raw.comments.len());
     for (i, c) in raw.comments.into_iter().enumerate() {
         let comment_id = c.comment_id.into_text();
         required(&format!("comments[{i}].comment_id"), &comment_id)?;
+        if let Some(j) = comments.iter().position(|o| o.comment_id == comment_id) {
+            return Err(InputError::at(
+                path,
+                Some(line),
+                Some(&format!("comments[{i}].comment_id")),
+                format!("{comment_id:?} repeats comments[{j}]"),
+            ));
+        }
         comments.push(Comment {
             comment_id,
             author_id: c.author_id.map(TextOrNumber::into_text),
@@ -158,7 +169,19 @@ mod tests {
         assert!(err.starts_with("x.jsonl:2:") && err.contains("truncated"), "{err}");
 
         let err = run("not json\n").unwrap_err();
+        assert!(err.starts_with("x.jsonl:1: expected a JSON object"), "{err}");
+        let err = run("{\"example_id\": \"e\" \"org\": 1}\n").unwrap_err();
         assert!(err.starts_with("x.jsonl:1:") && err.contains("malformed JSON"), "{err}");
+        // an array would map onto the fields by position: refused
+        let err = run(r#"["e","qt","a","b",null,null,null,null,null,null,null,[["c","m"]]]"#).unwrap_err();
+        assert!(err.contains("expected a JSON object"), "{err}");
+        // a byte-order mark on line 1 is skipped
+        assert_eq!(run(&format!("\u{feff}{GOOD}\n")).unwrap().len(), 1);
+        let dup = GOOD.replace(r#"}]}"#, r#"},{"comment_id":"c1","message":"again"}]}"#);
+        let err = run(&dup).unwrap_err();
+        assert!(err.contains("field `comments[1].comment_id`: \"c1\" repeats comments[0]"), "{err}");
+        let negative = GOOD.replace(r#""patch_set":3"#, r#""patch_set":-3"#);
+        assert!(run(&negative).unwrap_err().contains("field `patch_set`: must be 1 or more"));
 
         let unknown = GOOD.replace(r#""org":"qt""#, r#""org":"qt","creatd_at":"x""#);
         let err = run(&unknown).unwrap_err();

@@ -47,7 +47,8 @@ pub fn for_each_line(
         }
         total += n;
         line_no += 1;
-        let text = std::str::from_utf8(&buf).map_err(|e| {
+        let bytes = if line_no == 1 { strip_bom(&buf) } else { &buf[..] };
+        let text = std::str::from_utf8(bytes).map_err(|e| {
             InputError::at(
                 path,
                 Some(line_no),
@@ -68,6 +69,28 @@ pub fn for_each_line(
         return Err(InputError::at(path, None, None, "file has no records (only blank lines)").into());
     }
     Ok(records)
+}
+
+/// `bytes` without a leading UTF-8 byte-order mark.
+pub fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes)
+}
+
+/// Decodes a whole document as UTF-8 (after a byte-order mark, if any), naming the line
+/// and byte column of the first invalid byte.
+pub fn utf8_document<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
+    let bytes = strip_bom(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        let before = &bytes[..e.valid_up_to()];
+        let line = before.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+        let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
+        InputError::at(path, Some(line), None, format!("invalid UTF-8 at byte {column} of the line"))
+    })
+}
+
+/// 1-based line of byte `offset` in `text`.
+pub fn line_of(text: &str, offset: usize) -> u64 {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() as u64 + 1
 }
 
 /// Converts a `serde_path_to_error` failure into an [`InputError`] at `line`.
@@ -100,8 +123,15 @@ pub fn json_error(
     InputError { path: path.to_path_buf(), line: Some(line), field, message }
 }
 
-/// Parses one JSON text into `T`, naming the failing field.
+/// Parses one JSON object into `T`, naming the failing field. A record that is not a
+/// JSON object (an array, a string) is refused: serde would otherwise map an array onto
+/// the fields by position.
 pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => {}
+        Some(_) => return Err(InputError::at(path, Some(line), None, "expected a JSON object {...}")),
+        None => return Err(InputError::at(path, Some(line), None, "empty record")),
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, line, true, e))?;
     de.end().map_err(|e| InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;

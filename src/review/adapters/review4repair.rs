@@ -55,17 +55,28 @@ pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut
     match first {
         None => Err(InputError::at(path, None, None, "file is empty (no JSON)").into()),
         Some(b'[') => {
-            let mut text = String::new();
-            reader.read_to_string(&mut text).map_err(|e| InputError::at(path, None, None, format!("{e}")))?;
-            let mut de = serde_json::Deserializer::from_str(&text);
-            let rows: Vec<Row> = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, 1, true, e))?;
+            let mut bytes = Vec::new();
+            reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("{e}")))?;
+            let text = super::utf8_document(path, &bytes)?;
+            let mut de = serde_json::Deserializer::from_str(text);
+            let rows: Vec<&serde_json::value::RawValue> =
+                serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, 1, true, e))?;
             de.end().map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
             if rows.is_empty() {
                 return Err(InputError::at(path, Some(1), None, "the JSON array holds no rows").into());
             }
             let count = rows.len() as u64;
-            for (i, row) in rows.into_iter().enumerate() {
-                sink(convert(path, org, 1, &format!("[{i}]."), i as i64 + 1, row)?)?;
+            for (i, raw) in rows.into_iter().enumerate() {
+                let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+                let line = super::line_of(text, offset);
+                let row: Row = parse_json(path, line, raw.get()).map_err(|mut e| {
+                    e.field = Some(match e.field.take() {
+                        Some(f) => format!("[{i}].{f}"),
+                        None => format!("[{i}]"),
+                    });
+                    e
+                })?;
+                sink(convert(path, org, line, &format!("[{i}]."), i as i64 + 1, row)?)?;
             }
             Ok(count)
         }
@@ -95,6 +106,9 @@ fn convert(path: &Path, org: Option<&str>, line: u64, prefix: &str, record: i64,
             "no <|startfocus|> ... <|endfocus|> region",
         )
     })?;
+    if row.comment_id.trim().is_empty() {
+        return Err(InputError::at(path, Some(line), Some(&format!("{prefix}comment_id")), "must not be empty"));
+    }
     let host = row.project_name.trim_end_matches('_').to_string();
     if host.is_empty() {
         return Err(InputError::at(path, Some(line), Some(&format!("{prefix}project_name")), "must name a host"));

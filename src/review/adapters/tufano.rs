@@ -27,6 +27,10 @@ const COLUMNS: [&str; 5] = ["", "comment", "before", "before_marked", "after"];
 /// a record with the wrong number of fields, invalid UTF-8, an empty row index, an
 /// empty file.
 pub fn read(path: &Path, org: &str, reader: impl Read, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+    if org.trim().is_empty() {
+        return Err(InputError::at(path, None, None, "the org must not be empty").into());
+    }
+    let reader = QuoteTracker { inner: reader, in_quotes: false };
     let mut csv = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(reader);
     let headers = csv.headers().map_err(|e| csv_error(path, e))?.clone();
     if headers.is_empty() {
@@ -34,6 +38,10 @@ pub fn read(path: &Path, org: &str, reader: impl Read, sink: &mut Sink<'_>) -> a
     }
     let mut index = [0usize; 5];
     for (slot, name) in index.iter_mut().zip(COLUMNS) {
+        let shown = if name.is_empty() { "(unnamed index)" } else { name };
+        if headers.iter().filter(|h| *h == name).count() > 1 {
+            return Err(InputError::at(path, Some(1), Some(shown), "column appears twice in the header").into());
+        }
         *slot = headers.iter().position(|h| h == name).ok_or_else(|| {
             InputError::at(
                 path,
@@ -46,13 +54,16 @@ pub fn read(path: &Path, org: &str, reader: impl Read, sink: &mut Sink<'_>) -> a
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let mut record = csv::StringRecord::new();
     let mut count = 0u64;
+    let mut last_line = 1;
     while csv.read_record(&mut record).map_err(|e| csv_error(path, e))? {
         let line = record.position().map(|p| p.line()).unwrap_or(0);
         let get = |column: usize| record.get(index[column]).unwrap_or("");
         let row_index = get(0).trim();
-        if row_index.is_empty() {
-            return Err(InputError::at(path, Some(line), Some("(unnamed index)"), "empty row index").into());
+        if row_index.parse::<u64>().is_err() {
+            return Err(InputError::at(path, Some(line), Some("(unnamed index)"), format!("{row_index:?} is not a row number"))
+                .into());
         }
+        last_line = line;
         count += 1;
         let example_id = format!("{org}:{stem}:{row_index}");
         sink(Example {
@@ -73,7 +84,35 @@ pub fn read(path: &Path, org: &str, reader: impl Read, sink: &mut Sink<'_>) -> a
     if count == 0 {
         return Err(InputError::at(path, None, None, "file has a header but no records").into());
     }
+    if csv.get_ref().in_quotes {
+        return Err(InputError::at(
+            path,
+            Some(last_line),
+            None,
+            "the file ends inside a quoted field: the last record is cut off",
+        )
+        .into());
+    }
     Ok(count)
+}
+
+/// Passes bytes through while following RFC 4180 quoting: every `"` toggles the state
+/// (an escaped `""` toggles twice), so at the end `in_quotes` says whether the file
+/// stopped inside a quoted field — which the csv crate accepts silently.
+struct QuoteTracker<R> {
+    inner: R,
+    in_quotes: bool,
+}
+
+impl<R: Read> Read for QuoteTracker<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let quotes = buf[..n].iter().filter(|b| **b == b'"').count();
+        if quotes % 2 == 1 {
+            self.in_quotes = !self.in_quotes;
+        }
+        Ok(n)
+    }
 }
 
 fn csv_error(path: &Path, e: csv::Error) -> InputError {
@@ -134,5 +173,12 @@ mod tests {
         // a quote opened and never closed: the file was cut
         let err = run(b",comment,before,before_marked,after\n0,\"a,b,c,d\n").unwrap_err();
         assert!(err.contains("test.csv:2:"), "{err}");
+        // cut inside the last field, after an escaped quote: still caught
+        let err = run(b",comment,before,before_marked,after\n0,a,b,c,\"int x = \"\"y\"\";\n").unwrap_err();
+        assert!(err.contains("test.csv:2: the file ends inside a quoted field"), "{err}");
+        let err = run(b",comment,before,before_marked,after\nx,a,b,c,d\n").unwrap_err();
+        assert!(err.contains("field `(unnamed index)`: \"x\" is not a row number"), "{err}");
+        let err = run(b",comment,before,before_marked,after,after\n0,a,b,c,d,e\n").unwrap_err();
+        assert!(err.contains("field `after`: column appears twice"), "{err}");
     }
 }
