@@ -106,9 +106,15 @@ fn bad_inputs_name_file_line_field_and_change_nothing() {
         ("truncated.jsonl", line2(&GOOD.as_bytes()[..60]), "truncated record"),
         (
             "collides.jsonl",
-            GOOD.replace("x1", "wm-901234-2-a").into_bytes(),
-            "collides.jsonl: writing example",
+            line2(GOOD.replace("x1", "wm-901234-2-a").as_bytes()),
+            "collides.jsonl:2: field `example_id`: \"wm-901234-2-a\" is already loaded (file_id 1,",
         ),
+        (
+            "repeats.jsonl",
+            line2(GOOD.as_bytes()),
+            "repeats.jsonl:2: field `example_id`: \"x1\" repeats the example of record 1",
+        ),
+        ("array.jsonl", line2(b"[\"x2\", \"qt\"]\n"), "array.jsonl:2: expected a JSON object"),
         (
             "badtime.jsonl",
             line2(GOOD.replace("x1", "x2").replace("2023-02-01T00:00:00Z", "01/02/2023").as_bytes()),
@@ -133,7 +139,10 @@ fn bad_inputs_name_file_line_field_and_change_nothing() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("field `orgs.qt.windows[0].end`"));
     assert_eq!(s.fingerprint(), before);
-    // a missing file
+    // a directory, and a missing file
+    let out = s.run(&["load", "examples", "."]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(": not a regular file"), "{}", String::from_utf8_lossy(&out.stderr));
     let out = s.run(&["load", "examples", "no-such-file.jsonl"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-file.jsonl: cannot open"));
@@ -153,6 +162,32 @@ fn same_bytes_twice_are_reported_not_doubled() {
     assert_eq!(s.fingerprint(), before);
     let n = s.ok(&["sql", "select count(*) as n from sph_log where command = 'load-skipped'", "--format", "csv"]);
     assert_eq!(n, "n\r\n1\r\n");
+}
+
+#[test]
+fn an_earlier_orgs_file_can_be_applied_again() {
+    let s = Scratch::new("orgs-again");
+    let a = s.file("a.json", br#"{"orgs": {"qt": {"service_accounts": ["bot-a"]}}}"#);
+    let b = s.file("b.json", br#"{"orgs": {"qt": {"service_accounts": ["bot-b"]}}}"#);
+    s.ok(&["load", "orgs", a.to_str().unwrap()]);
+    s.ok(&["load", "orgs", b.to_str().unwrap()]);
+    let again = s.ok(&["load", "orgs", a.to_str().unwrap()]);
+    assert!(again.contains("the same bytes as file_id 1, applied again"), "{again}");
+    let accounts = s.ok(&["sql", "select account_id from org_service_accounts", "--format", "csv"]);
+    assert_eq!(accounts, "account_id\r\nbot-a\r\n");
+}
+
+#[test]
+fn a_database_path_that_is_not_a_database_is_refused() {
+    let s = Scratch::new("notdb");
+    let json = s.file("o.json", br#"{"orgs": {}}"#);
+    let out = Command::new(env!("CARGO_BIN_EXE_sphragis"))
+        .args(["--db", json.to_str().unwrap(), "load", "orgs", json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a DuckDB database file"));
+    assert_eq!(std::fs::read(&json).unwrap(), br#"{"orgs": {}}"#);
 }
 
 #[test]

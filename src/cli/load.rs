@@ -59,8 +59,14 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         bar.finish_and_clear();
         match outcome? {
             LoadOutcome::Loaded(f) => println!(
-                "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {})",
-                f.kind, f.path, f.rows, f.bytes, f.sha256, f.file_id
+                "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {}){}",
+                f.kind,
+                f.path,
+                f.rows,
+                f.bytes,
+                f.sha256,
+                f.file_id,
+                f.same_bytes_as.map_or(String::new(), |e| format!("; the same bytes as file_id {e}, applied again"))
             ),
             LoadOutcome::AlreadyLoaded { earlier, path } => println!(
                 "skipped {} {path}: the same bytes were loaded as file_id {} from {} (sha256 {})",

@@ -59,6 +59,9 @@ pub struct LoadedFile {
     pub bytes: i64,
     pub sha256: String,
     pub rows: i64,
+    /// For a kind loaded again on purpose (a registration re-applied): the earlier load
+    /// of the same bytes.
+    pub same_bytes_as: Option<i32>,
 }
 
 /// What a load did.
@@ -79,6 +82,10 @@ pub struct LoaderResult {
     pub sha256: String,
 }
 
+/// Kinds whose same bytes are applied again when loaded again (a configuration that
+/// is re-registered), instead of being skipped as a duplicate.
+pub const REAPPLIED_KINDS: &[&str] = &["orgs"];
+
 /// Runs `load` inside one transaction and records the file in the ingest log.
 ///
 /// `load` gets the connection, the reserved `file_id` and the opened file; it must
@@ -98,18 +105,27 @@ pub fn load_file(
     load: impl FnOnce(&Connection, i32, std::fs::File) -> Result<LoaderResult>,
 ) -> Result<LoadOutcome> {
     let file = std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+    let meta = file.metadata().with_context(|| format!("{}: cannot stat", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!(
+            "{}: not a regular file (a directory, pipe or device); sphragis binds every input by path and \
+             SHA-256, so save it to a file first",
+            path.display()
+        );
+    }
+    let reapplied = REAPPLIED_KINDS.contains(&kind);
     let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let absolute = absolute.to_string_lossy().into_owned();
     // Same bytes means same size: only when an earlier file of this kind has this size is
     // a separate hashing pass needed before parsing (parsing a duplicate could collide on
     // ids before the single-pass hash is known).
-    let size = file.metadata().with_context(|| format!("{}: cannot stat", path.display()))?.len();
+    let size = meta.len();
     let same_size: i64 = conn.query_row(
         "select count(*) from ingest_log where kind = ? and bytes = ?",
         duckdb::params![kind, size as i64],
         |r| r.get(0),
     )?;
-    if same_size > 0 {
+    if same_size > 0 && !reapplied {
         let (_, sha256) = HashingReader::new(&file).finish().with_context(|| format!("{}: cannot read", path.display()))?;
         if let Some(earlier) = find_loaded(conn, kind, &sha256)? {
             log_skip(conn, kind, &absolute, &earlier)?;
@@ -122,8 +138,11 @@ pub fn load_file(
         let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
         let file_id = i32::try_from(file_id)?;
         let loaded = load(conn, file_id, file)?;
-        if let Some(earlier) = find_loaded(conn, kind, &loaded.sha256)? {
-            return Ok(LoadOutcome::AlreadyLoaded { earlier, path: absolute.clone() });
+        let earlier = find_loaded(conn, kind, &loaded.sha256)?;
+        if let Some(earlier) = &earlier
+            && !reapplied
+        {
+            return Ok(LoadOutcome::AlreadyLoaded { earlier: earlier.clone(), path: absolute.clone() });
         }
         conn.execute(
             "insert into ingest_log (file_id, kind, path, bytes, sha256, rows, loader_version, options) \
@@ -137,6 +156,7 @@ pub fn load_file(
             bytes: loaded.bytes as i64,
             sha256: loaded.sha256,
             rows: loaded.rows,
+            same_bytes_as: earlier.map(|e| e.file_id),
         }))
     })();
     match result {
@@ -184,6 +204,7 @@ pub fn find_loaded(conn: &Connection, kind: &str, sha256: &str) -> Result<Option
             bytes: r.get(3)?,
             sha256: r.get(4)?,
             rows: r.get(5)?,
+            same_bytes_as: None,
         }),
         None => None,
     })

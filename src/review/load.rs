@@ -3,7 +3,8 @@
 use super::adapters::{gerrit_query, jsonl, review4repair, tufano};
 use super::config;
 use super::store::ExampleWriter;
-use crate::db::ingest::{self, LoadOutcome, LoaderResult};
+use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
+use std::collections::HashMap;
 use crate::hash::ReadAhead;
 use anyhow::Result;
 use duckdb::Connection;
@@ -73,8 +74,12 @@ pub fn load(
     org: Option<&str>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<LoadOutcome> {
+    if org.is_some_and(|o| o.trim().is_empty()) {
+        anyhow::bail!("--org must not be empty");
+    }
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
-    ingest::load_file(conn, path, kind.name(), kind.loader_version(), options.as_deref(), |conn, file_id, file| {
+    let mut seen: HashMap<String, i64> = HashMap::new();
+    let outcome = ingest::load_file(conn, path, kind.name(), kind.loader_version(), options.as_deref(), |conn, file_id, file| {
         let mut reader = BufReader::with_capacity(1 << 16, ReadAhead::spawn(file));
         if kind == ReviewKind::Orgs {
             let configs = config::parse(path, &mut reader)?;
@@ -91,7 +96,17 @@ pub fn load(
         let mut failed_at: Option<String> = None;
         let mut written = 0u64;
         let result = {
+            let seen = &mut seen;
             let mut sink = |example: super::model::Example| -> Result<()> {
+                if let Some(first) = seen.insert(example.example_id.clone(), example.record) {
+                    return Err(InputError::at(
+                        path,
+                        Some(example.record as u64),
+                        Some("example_id"),
+                        format!("{:?} repeats the example of record {first}", example.example_id),
+                    )
+                    .into());
+                }
                 if let Err(e) = writer.append(&example) {
                     failed_at = Some(example.example_id.clone());
                     return Err(e);
@@ -115,8 +130,50 @@ pub fn load(
             Some(id) => e.context(format!("{}: writing example {id}", path.display())),
             None => e,
         })?;
-        let rows = writer.finish().map_err(|e| e.context(path.display().to_string()))?;
+        let rows = writer.finish().map_err(|e| e.context(IdCollision))?;
         let (bytes, sha256) = reader.into_inner().finish()?;
         Ok(LoaderResult { rows, bytes, sha256 })
-    })
+    });
+    match outcome {
+        Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen).unwrap_or(e)),
+        other => other,
+    }
+}
+
+/// Marks a flush failure that may be an example id already in the database.
+#[derive(Debug)]
+struct IdCollision;
+
+impl std::fmt::Display for IdCollision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("writing the examples failed")
+    }
+}
+
+impl std::error::Error for IdCollision {}
+
+/// After a rolled-back load: the first example id of the file (by record) that the
+/// database already holds, as an error naming both places.
+fn collision(conn: &Connection, path: &Path, seen: &HashMap<String, i64>) -> Option<anyhow::Error> {
+    let mut ids: Vec<(&i64, &String)> = seen.iter().map(|(id, record)| (record, id)).collect();
+    ids.sort();
+    let mut stmt = conn
+        .prepare("select e.file_id, e.record, l.path from review_examples e join ingest_log l using (file_id) where e.example_id = ?")
+        .ok()?;
+    for (record, id) in ids {
+        if let Ok((file_id, earlier, earlier_path)) =
+            stmt.query_row([id], |r| Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+        {
+            return Some(
+                InputError::at(
+                    path,
+                    Some(*record as u64),
+                    Some("example_id"),
+                    format!("{id:?} is already loaded (file_id {file_id}, {earlier_path} record {earlier})"),
+                )
+                .into(),
+            );
+        }
+    }
+    None
 }
