@@ -23,13 +23,10 @@ const SAMPLES: &[(&str, &str)] = &[
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Database file to create (replaced if it exists).
-    #[arg(long = "demo-db", default_value = "sphragis-demo.duckdb")]
-    pub demo_db: PathBuf,
-    /// Directory with the samples; the embedded copies are written to `<demo-db>.samples/`
-    /// when it does not exist.
-    #[arg(long, default_value = "data-samples")]
-    pub samples: PathBuf,
+    /// Directory with the samples [default: ./data-samples when it exists, else the
+    /// embedded copies, written to `<db>.samples/`].
+    #[arg(long)]
+    pub samples: Option<PathBuf>,
     /// Output format of the reports.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
@@ -38,11 +35,16 @@ pub struct Args {
     pub out: Option<PathBuf>,
 }
 
-pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
-    let samples = if args.samples.join("review/examples.jsonl").is_file() {
-        args.samples.clone()
-    } else {
-        let dir = PathBuf::from(format!("{}.samples", args.demo_db.display()));
+pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
+    let default = PathBuf::from("data-samples");
+    let samples = match &args.samples {
+        Some(dir) if dir.join("review/examples.jsonl").is_file() => dir.clone(),
+        Some(dir) => {
+            return Err(anyhow::anyhow!("{}: no review/examples.jsonl here; is it a data-samples folder?", dir.display()).into());
+        }
+        None if default.join("review/examples.jsonl").is_file() => default,
+        None => {
+        let dir = PathBuf::from(format!("{}.samples", db.display()));
         for (name, text) in SAMPLES {
             let path = dir.join(name);
             if let Some(parent) = path.parent() {
@@ -51,15 +53,28 @@ pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
             std::fs::write(&path, text)?;
         }
         dir
+        }
     };
+    if db.exists() && !made_by_demo(&db) {
+        return Err(anyhow::anyhow!(
+            "{} exists and was not made by `sphragis demo`; the demo replaces its database, so pass another --db",
+            db.display()
+        )
+        .into());
+    }
     for suffix in ["", ".wal"] {
-        let path = PathBuf::from(format!("{}{suffix}", args.demo_db.display()));
+        let path = PathBuf::from(format!("{}{suffix}", db.display()));
         if path.exists() {
             std::fs::remove_file(&path)?;
         }
     }
-    let conn = crate::db::open(&args.demo_db)?;
-    let say = |line: String| eprintln!("{line}");
+    let conn = crate::db::open(&db)?;
+    conn.execute("insert into sph_log (command, detail) values ('demo', 'made by sphragis demo')", [])?;
+    let say = |line: String| {
+        if !ui.quiet {
+            eprintln!("{line}");
+        }
+    };
     for (kind, file) in [
         (ReviewKind::Orgs, "review/orgs.json"),
         (ReviewKind::Examples, "review/examples.jsonl"),
@@ -90,7 +105,7 @@ pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
     for (org, n) in splits::compute(&conn, "v3", None)? {
         say(format!("split v3 {org}: {n} kept examples"));
     }
-    let frozen_dir = PathBuf::from(format!("{}.frozen", args.demo_db.display()));
+    let frozen_dir = PathBuf::from(format!("{}.frozen", db.display()));
     let summary = freeze(&conn, "v3", &frozen_dir)?;
     say(format!("froze v3: {} files in {}", summary.written.len(), frozen_dir.display()));
     let differences = verify_reproduce(&conn, "v3")?;
@@ -99,8 +114,16 @@ pub fn run(args: Args, ui: &Ui) -> Result<(), CliError> {
         if differences.is_empty() { "clean".to_string() } else { differences.join("; ") }
     ));
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
-    say(format!("database: {}\n", args.demo_db.display()));
+    say(format!("database: {}\n", db.display()));
     super::report::print_or_write(&tables, args.format, args.out.as_deref())
+}
+
+/// Whether `db` is a database an earlier demo made (and may be replaced).
+fn made_by_demo(db: &Path) -> bool {
+    let Ok(config) = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly) else { return false };
+    let Ok(conn) = duckdb::Connection::open_with_flags(db, config) else { return false };
+    conn.query_row("select count(*) from sph_log where command = 'demo'", [], |r| r.get::<_, i64>(0))
+        .is_ok_and(|n| n > 0)
 }
 
 fn display(p: &Path) -> String {

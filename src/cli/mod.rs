@@ -19,9 +19,10 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "sphragis", version, about, long_about = None)]
 pub struct Cli {
-    /// The database file (created if missing).
-    #[arg(long, global = true, env = "SPHRAGIS_DB", default_value = "sphragis.duckdb")]
-    pub db: PathBuf,
+    /// The database file (created if missing) [default: sphragis.duckdb; for demo:
+    /// sphragis-demo.duckdb].
+    #[arg(long, global = true, env = "SPHRAGIS_DB")]
+    pub db: Option<PathBuf>,
     /// No progress output, even on a terminal.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -53,7 +54,8 @@ pub enum Command {
     Views,
     /// Run a SQL query with the sph_ functions registered.
     Sql(sql::Args),
-    /// Build a database from the bundled samples and print every report.
+    /// Build a database (default sphragis-demo.duckdb, replaced) from the bundled samples,
+    /// refine, split, freeze and verify it, and print every report.
     Demo(demo::Args),
 }
 
@@ -122,31 +124,37 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 
 /// Runs one parsed command.
 pub fn run(cli: Cli) -> Result<(), CliError> {
-    let ui = Ui { progress: !cli.quiet && std::io::stderr().is_terminal() };
+    let ui = Ui { progress: !cli.quiet && std::io::stderr().is_terminal(), quiet: cli.quiet };
+    if let Command::Demo(args) = cli.command {
+        return demo::run(cli.db.unwrap_or_else(|| PathBuf::from("sphragis-demo.duckdb")), args, &ui);
+    }
+    let db = cli.db.unwrap_or_else(|| PathBuf::from("sphragis.duckdb"));
+    let db = &db;
     match cli.command {
         Command::Init => {
-            let conn = crate::db::open(&cli.db)?;
+            let conn = crate::db::open(db)?;
             let n: i64 = conn.query_row("select count(*) from sph_migrations", [], |r| r.get(0))?;
             let v: i64 = conn.query_row("select count(*) from sph_views", [], |r| r.get(0))?;
-            println!("{}: {n} migrations applied, {v} views registered", cli.db.display());
+            println!("{}: {n} migrations applied, {v} views registered", db.display());
             Ok(())
         }
-        Command::Load(args) => load::run(&cli.db, args, &ui),
-        Command::Refine(args) => refine::run(&cli.db, args),
-        Command::Split(args) => splits::split(&cli.db, args),
-        Command::Freeze(args) => splits::freeze(&cli.db, args),
-        Command::Verify(args) => splits::verify(&cli.db, args),
-        Command::Examples(args) => splits::examples(&cli.db, args),
-        Command::Report(args) => report::run(&cli.db, args),
-        Command::Views => views::run(&cli.db),
-        Command::Sql(args) => sql::run(&cli.db, args),
-        Command::Demo(args) => demo::run(args, &ui),
+        Command::Load(args) => load::run(db, args, &ui),
+        Command::Refine(args) => refine::run(db, args),
+        Command::Split(args) => splits::split(db, args),
+        Command::Freeze(args) => splits::freeze(db, args),
+        Command::Verify(args) => splits::verify(db, args),
+        Command::Examples(args) => splits::examples(db, args),
+        Command::Report(args) => report::run(db, args),
+        Command::Views => views::run(db),
+        Command::Sql(args) => sql::run(db, args),
+        Command::Demo(_) => unreachable!("handled above"),
     }
 }
 
-/// Terminal behaviour: progress only on an interactive stderr.
+/// Terminal behaviour: progress only on an interactive stderr; `quiet` drops status lines.
 pub struct Ui {
     pub progress: bool,
+    pub quiet: bool,
 }
 
 impl Ui {

@@ -22,8 +22,16 @@ pub struct Args {
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
+    let usage = |error: anyhow::Error| CliError { error, exit_code: 2 };
+    let rules = Rule::parse_list(&args.rules).map_err(usage)?;
+    if rules.is_empty() {
+        return Err(usage(anyhow::anyhow!("--rules names no rule; name them, or use all")));
+    }
+    crate::review::refine::check_version_name(&args.version).map_err(usage)?;
+    if let Some(base) = &args.base {
+        crate::review::refine::check_version_name(base).map_err(usage)?;
+    }
     let conn = crate::db::open(db)?;
-    let rules = Rule::parse_list(&args.rules)?;
     let s = refine(
         &conn,
         &RefineOptions { version: args.version, base: args.base, rules: rules.clone(), min_target_chars: args.min_target_chars },

@@ -48,6 +48,12 @@ pub fn print_or_write(tables: &[report::ReportTable], format: FormatArg, out: Op
         }
         return Ok(());
     }
+    if format == FormatArg::Csv && tables.len() > 1 {
+        return Err(CliError {
+            error: anyhow::anyhow!("{} tables as CSV need --out DIR (one file per view, named after it)", tables.len()),
+            exit_code: 2,
+        });
+    }
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match format {
@@ -62,9 +68,6 @@ pub fn print_or_write(tables: &[report::ReportTable], format: FormatArg, out: Op
             for (i, t) in tables.iter().enumerate() {
                 if format == FormatArg::Csv {
                     eprintln!("# {}", report::stamp(t));
-                    if i > 0 {
-                        writeln!(stdout)?;
-                    }
                 } else if i > 0 {
                     writeln!(stdout)?;
                 }

@@ -101,11 +101,17 @@ const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples.sql");
 ///
 /// Errors: an invalid version name, a frozen version of that name, a missing base
 /// version, no built examples, or a SQL failure; the database is then unchanged.
-pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> {
-    let name = &opts.version;
+/// Checks a version name: letters, digits, `.`, `_` or `-`, not empty.
+pub fn check_version_name(name: &str) -> Result<()> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
         bail!("version name {name:?} must be letters, digits, '.', '_' or '-'");
     }
+    Ok(())
+}
+
+pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> {
+    let name = &opts.version;
+    check_version_name(name)?;
     if opts.base.as_deref() == Some(name.as_str()) {
         bail!("version {name} cannot be its own base");
     }
