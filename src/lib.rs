@@ -30,6 +30,7 @@
 //!   `verify --reproduce`, label-audit items.
 //! - [`report`]: run a versioned view and render it as a table, CSV or JSON, stamped
 //!   with the view's name and SHA-256.
+//! - [`sft`]: the SFT corpus — so far the chat-template view renderer ([`sft::render`]).
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 helpers.
 //!
@@ -51,6 +52,7 @@ pub mod hash;
 pub mod report;
 pub mod review;
 pub mod rules;
+pub mod sft;
 
 /// The version of the rule code that computed stored verdicts (`corpus_versions.rules_code`).
 pub const RULES_CODE: &str = concat!("sphragis ", env!("CARGO_PKG_VERSION"));
