@@ -18,6 +18,15 @@ pub struct Args {
     /// for review4repair (all rows into one org, hosts become projects).
     #[arg(long)]
     pub org: Option<String>,
+    /// views: the pool of lines that name none.
+    #[arg(long)]
+    pub pool: Option<String>,
+    /// views: whether message span ends are inclusive or exclusive, for lines that do not say.
+    #[arg(long, value_parser = ["inclusive", "exclusive"])]
+    pub span_end: Option<String>,
+    /// views: the tokenizer.json the views were made with (vocabulary bound for the contract).
+    #[arg(long)]
+    pub tokenizer: Option<PathBuf>,
 }
 
 /// Input kinds.
@@ -35,6 +44,8 @@ pub enum KindArg {
     Orgs,
     /// Label-audit items, JSONL (docs/formats.md).
     Labels,
+    /// SFT views: token ids + loss mask (or HF labels / TRL assistant_masks), JSONL.
+    Views,
 }
 
 impl From<KindArg> for ReviewKind {
@@ -46,36 +57,59 @@ impl From<KindArg> for ReviewKind {
             KindArg::GerritQuery => Self::GerritQuery,
             KindArg::Orgs => Self::Orgs,
             KindArg::Labels => Self::Labels,
+            KindArg::Views => unreachable!("views load through sft::views"),
         }
     }
 }
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
+    if args.kind == KindArg::Views {
+        return views(db, args, ui);
+    }
     let conn = crate::db::open(db)?;
     let kind = ReviewKind::from(args.kind);
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()));
         let outcome = load(&conn, kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
         bar.finish_and_clear();
-        match outcome? {
-            LoadOutcome::Loaded(f) => println!(
-                "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {}){}",
-                f.kind,
-                f.path,
-                f.rows,
-                f.bytes,
-                f.sha256,
-                f.file_id,
-                f.same_bytes_as.map_or(String::new(), |e| format!("; the same bytes as file_id {e}, applied again"))
-            ),
-            LoadOutcome::AlreadyLoaded { earlier, path } => println!(
-                "skipped {} {path}: the same bytes were loaded as file_id {} from {} (sha256 {})",
-                kind.name(),
-                earlier.file_id,
-                earlier.path,
-                earlier.sha256
-            ),
-        }
+        report_outcome(kind.name(), outcome?);
     }
     Ok(())
+}
+
+fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
+    use crate::sft::views::{SpanEnd, ViewOptions, load as load_views, tokenizer_info};
+    let tokenizer = args.tokenizer.as_deref().map(tokenizer_info).transpose()?;
+    let options = ViewOptions {
+        pool: args.pool.clone(),
+        span_end: args.span_end.as_deref().map(|s| if s == "inclusive" { SpanEnd::Inclusive } else { SpanEnd::Exclusive }),
+        tokenizer,
+    };
+    let conn = crate::db::open(db)?;
+    for file in &args.files {
+        let bar = ui.spinner(format!("loading {}", file.display()));
+        let outcome = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
+        bar.finish_and_clear();
+        report_outcome("views", outcome?);
+    }
+    Ok(())
+}
+
+fn report_outcome(kind: &str, outcome: LoadOutcome) {
+    match outcome {
+        LoadOutcome::Loaded(f) => println!(
+            "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {}){}",
+            f.kind,
+            f.path,
+            f.rows,
+            f.bytes,
+            f.sha256,
+            f.file_id,
+            f.same_bytes_as.map_or(String::new(), |e| format!("; the same bytes as file_id {e}, applied again"))
+        ),
+        LoadOutcome::AlreadyLoaded { earlier, path } => println!(
+            "skipped {kind} {path}: the same bytes were loaded as file_id {} from {} (sha256 {})",
+            earlier.file_id, earlier.path, earlier.sha256
+        ),
+    }
 }

@@ -42,6 +42,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0003_splits.sql",
         sql: include_str!("../../migrations/0003_splits.sql"),
     },
+    Migration {
+        version: 4,
+        description: "sft",
+        file: "0004_sft.sql",
+        sql: include_str!("../../migrations/0004_sft.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.
@@ -155,7 +161,7 @@ mod tests {
     #[test]
     fn applies_once_then_refuses_edits_and_unknown_versions() {
         let conn = Connection::open_in_memory().unwrap();
-        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3]);
+        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3, 4]);
         assert!(apply(&conn).unwrap().is_empty());
         conn.execute("update sph_migrations set sha256 = 'abc' where version = 2", []).unwrap();
         let err = apply(&conn).unwrap_err().to_string();

@@ -81,6 +81,18 @@ pub const REPORTS: &[Report] = &[
         by_version: true,
     },
     Report {
+        name: "contract",
+        view: "sft_contract_summary_v1",
+        about: "SFT views: ids/mask contract pass/fail per pool and check",
+        by_version: false,
+    },
+    Report {
+        name: "contract-failures",
+        view: "sft_contract_failures_v1",
+        about: "SFT views: every failing view with its check, position and reason",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

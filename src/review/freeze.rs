@@ -161,9 +161,15 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
     let mut stmt = conn.prepare(
         "select file_id, kind, path, sha256, options from ingest_log where file_id <= ? order by file_id",
     )?;
+    // Only the review corpus's inputs rebuild a review version (SFT files are not needed).
     let inputs: Vec<(i32, String, String, String, Option<String>)> = stmt
-        .query_map([last], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
-        .collect::<duckdb::Result<_>>()?;
+        .query_map([last], |r| {
+            Ok((r.get::<_, i32>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, Option<String>>(4)?))
+        })?
+        .collect::<duckdb::Result<Vec<_>>>()?
+        .into_iter()
+        .filter(|(_, kind, ..)| ReviewKind::from_name(kind).is_some())
+        .collect();
     let (mut missing, mut changed) = (Vec::new(), Vec::new());
     for (file_id, kind, path, sha, _) in &inputs {
         match std::fs::File::open(path) {

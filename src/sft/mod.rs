@@ -5,3 +5,4 @@
 //! yet.
 
 pub mod render;
+pub mod views;

@@ -1,0 +1,540 @@
+//! Loading tokenized views (SPEC §3.1): JSONL, one training row a line.
+//!
+//! A view carries token ids and a loss mask in one of the field's conventions:
+//! `loss_mask` (0/1, sphragis's own), `assistant_masks` (TRL), or `labels` (Hugging
+//! Face: the token id where supervised, -100 elsewhere, unshifted). Pre-shifted labels
+//! (torchtune style: `labels[i]` scores `input_ids[i + 1]`) must be declared with
+//! `"labels_shifted": true`; undeclared shifted labels are refused, never guessed.
+//! Message spans must declare whether `end` is inclusive or exclusive (per line with
+//! `span_end`, or for the whole file on the command line); they are stored as
+//! `[start, end)`. The full field list is in `docs/formats.md`.
+//!
+//! Views are kept however broken their contract is (the contract views report it):
+//! only an unreadable line (bad JSON, a missing or mistyped field, conventions that
+//! contradict each other) stops a load.
+
+use crate::db::ingest::InputError;
+use crate::review::adapters::{TextOrNumber, for_each_line, parse_json};
+use anyhow::{Context, Result};
+use duckdb::arrow::array::{ArrayRef, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
+use duckdb::{Connection, params};
+use serde::Deserialize;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Loader version recorded in the ingest log.
+pub const LOADER_VERSION: &str = "views/1";
+
+/// The `-100` of Hugging Face labels: an unsupervised position.
+pub const IGNORE_INDEX: i64 = -100;
+
+/// How a file's message spans end, when its lines do not say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanEnd {
+    Inclusive,
+    Exclusive,
+}
+
+impl SpanEnd {
+    /// `"inclusive"` or `"exclusive"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanEnd::Inclusive => "inclusive",
+            SpanEnd::Exclusive => "exclusive",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "inclusive" => Some(SpanEnd::Inclusive),
+            "exclusive" => Some(SpanEnd::Exclusive),
+            _ => None,
+        }
+    }
+}
+
+/// Defaults for lines that do not say, and the tokenizer the views were made with.
+#[derive(Debug, Clone, Default)]
+pub struct ViewOptions {
+    /// Pool for lines without `pool`.
+    pub pool: Option<String>,
+    /// Span convention for lines without `span_end`.
+    pub span_end: Option<SpanEnd>,
+    /// `(vocabulary size including added tokens, tokenizer.json SHA-256)`.
+    pub tokenizer: Option<(i32, String)>,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawSpan {
+    index: i64,
+    role: String,
+    start: i64,
+    end: i64,
+}
+
+#[derive(Debug, Deserialize)]
+struct RawLedger {
+    #[serde(default)]
+    n_tokens: Option<i64>,
+    #[serde(default)]
+    n_supervised: Option<i64>,
+}
+
+/// A view line. Unknown fields are allowed (producers add metadata) and kept in
+/// `origin` only when given there.
+#[derive(Debug, Deserialize)]
+struct RawView {
+    #[serde(default)]
+    view_id: Option<TextOrNumber>,
+    #[serde(default)]
+    pool: Option<String>,
+    instance_id: String,
+    #[serde(default)]
+    family: Option<String>,
+    input_ids: Vec<i64>,
+    #[serde(default)]
+    loss_mask: Option<Vec<i64>>,
+    #[serde(default)]
+    assistant_masks: Option<Vec<i64>>,
+    #[serde(default)]
+    labels: Option<Vec<i64>>,
+    #[serde(default)]
+    labels_shifted: Option<bool>,
+    #[serde(default)]
+    message_spans: Option<Vec<RawSpan>>,
+    #[serde(default)]
+    span_end: Option<String>,
+    #[serde(default)]
+    keep_msgs: Option<Vec<i64>>,
+    #[serde(default)]
+    ledger: Option<RawLedger>,
+    #[serde(default)]
+    n_tokens: Option<i64>,
+    #[serde(default)]
+    n_supervised: Option<i64>,
+    #[serde(default)]
+    source_sha256: Option<String>,
+    #[serde(default)]
+    source_path: Option<String>,
+    #[serde(default)]
+    origin: Option<serde_json::Value>,
+}
+
+/// One parsed view, ready to store.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    pub view_id: String,
+    pub pool: String,
+    pub instance_id: String,
+    pub family: Option<String>,
+    pub input_ids: Vec<i64>,
+    pub loss_mask: Vec<i64>,
+    pub mask_source: &'static str,
+    pub span_end: Option<SpanEnd>,
+    /// `(msg_index, role, start, end_exclusive)` in input order.
+    pub spans: Vec<(i64, String, i64, i64)>,
+    pub keep_msgs: Option<Vec<i64>>,
+    pub claimed_tokens: Option<i64>,
+    pub claimed_supervised: Option<i64>,
+    pub declared_sha256: Option<String>,
+    pub declared_path: Option<String>,
+    pub origin: Option<String>,
+    pub record: i64,
+}
+
+/// The repository family of a SWE-bench-style instance id: the part before the last
+/// `-<number>` (`django__django-13513` → `django__django`); `None` when there is none.
+pub fn family_of(instance_id: &str) -> Option<String> {
+    let (head, tail) = instance_id.rsplit_once('-')?;
+    let tail = tail.split('_').next().unwrap_or(tail);
+    (!head.is_empty() && !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit())).then(|| head.to_string())
+}
+
+/// Maximal runs `[start, end)` of positions whose mask value is 1.
+pub fn supervised_runs(mask: &[i64]) -> Vec<(i64, i64)> {
+    let mut runs = Vec::new();
+    let mut start = None;
+    for (i, v) in mask.iter().enumerate() {
+        match (*v == 1, start) {
+            (true, None) => start = Some(i as i64),
+            (false, Some(s)) => {
+                runs.push((s, i as i64));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some(s) = start {
+        runs.push((s, mask.len() as i64));
+    }
+    runs
+}
+
+fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Result<View, InputError> {
+    let err = |field: &str, msg: String| InputError::at(path, Some(line), Some(field), msg);
+    let pool = raw
+        .pool
+        .or_else(|| options.pool.clone())
+        .ok_or_else(|| err("pool", "missing: give it on the line or with --pool".into()))?;
+    if pool.trim().is_empty() {
+        return Err(err("pool", "must not be empty".into()));
+    }
+    if raw.instance_id.trim().is_empty() {
+        return Err(err("instance_id", "must not be empty".into()));
+    }
+    let n = raw.input_ids.len();
+    // The mask: loss_mask or assistant_masks as given; labels converted; conventions
+    // given together must agree.
+    let from_labels = |labels: &[i64], shifted: bool| -> Result<Vec<i64>, InputError> {
+        let mut mask = vec![0; n];
+        for (i, label) in labels.iter().enumerate() {
+            if *label == IGNORE_INDEX {
+                continue;
+            }
+            let target = if shifted { i + 1 } else { i };
+            match raw.input_ids.get(target) {
+                Some(id) if id == label => {
+                    if target < n {
+                        mask[target] = 1;
+                    }
+                }
+                Some(_) if !shifted && raw.input_ids.get(i + 1) == Some(label) => {
+                    return Err(err(
+                        "labels",
+                        format!(
+                            "labels[{i}] equals input_ids[{}]: the labels look pre-shifted (torchtune style); \
+                             declare \"labels_shifted\": true",
+                            i + 1
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err(err(
+                        "labels",
+                        format!("labels[{i}] = {label} is neither -100 nor the token it scores (input_ids[{target}])"),
+                    ));
+                }
+            }
+        }
+        Ok(mask)
+    };
+    let shifted = raw.labels_shifted.unwrap_or(false);
+    let (loss_mask, mask_source) = match (raw.loss_mask, raw.assistant_masks, &raw.labels) {
+        (Some(m), _, _) => (m, "loss_mask"),
+        (None, Some(m), _) => (m, "assistant_masks"),
+        (None, None, Some(labels)) => {
+            if labels.len() != n {
+                return Err(err("labels", format!("{} labels for {n} input_ids", labels.len())));
+            }
+            (from_labels(labels, shifted)?, if shifted { "labels_shifted" } else { "labels" })
+        }
+        (None, None, None) => {
+            return Err(err("loss_mask", "missing: give loss_mask, assistant_masks or labels".into()));
+        }
+    };
+    if mask_source != "labels" && mask_source != "labels_shifted"
+        && let Some(labels) = &raw.labels
+        && labels.len() == n
+        && loss_mask.len() == n
+    {
+        let derived = from_labels(labels, shifted)?;
+        if let Some(i) = (0..n).find(|&i| (derived[i] == 1) != (loss_mask[i] == 1)) {
+            return Err(err("labels", format!("disagrees with {mask_source} at position {i}")));
+        }
+    }
+    let span_end = match raw.span_end.as_deref() {
+        Some(s) => Some(SpanEnd::parse(s).ok_or_else(|| err("span_end", format!("{s:?} is not inclusive or exclusive")))?),
+        None => options.span_end,
+    };
+    let mut spans = Vec::new();
+    if let Some(raw_spans) = raw.message_spans {
+        let Some(convention) = span_end else {
+            return Err(err(
+                "span_end",
+                "message_spans given without saying whether end is inclusive or exclusive; \
+                 add \"span_end\" or pass --span-end"
+                    .into(),
+            ));
+        };
+        for s in raw_spans {
+            let end = if convention == SpanEnd::Inclusive { s.end + 1 } else { s.end };
+            spans.push((s.index, s.role, s.start, end));
+        }
+    }
+    let ledger = raw.ledger.unwrap_or(RawLedger { n_tokens: None, n_supervised: None });
+    let record = line as i64;
+    Ok(View {
+        view_id: raw.view_id.map(TextOrNumber::into_text).unwrap_or_else(|| format!("{pool}:{}:{record}", raw.instance_id)),
+        family: raw.family.or_else(|| family_of(&raw.instance_id)),
+        pool,
+        instance_id: raw.instance_id,
+        input_ids: raw.input_ids,
+        loss_mask,
+        mask_source,
+        span_end,
+        spans,
+        keep_msgs: raw.keep_msgs,
+        claimed_tokens: ledger.n_tokens.or(raw.n_tokens),
+        claimed_supervised: ledger.n_supervised.or(raw.n_supervised),
+        declared_sha256: raw.source_sha256,
+        declared_path: raw.source_path,
+        origin: raw.origin.map(|o| o.to_string()),
+        record,
+    })
+}
+
+/// Reads view lines from `reader` and hands each to `sink`.
+///
+/// Errors ([`InputError`] naming line and field): malformed JSON, a missing or mistyped
+/// field, no pool, no mask of any convention, labels that are neither -100 nor their
+/// token (or look pre-shifted without `labels_shifted`), conventions that disagree,
+/// spans without a declared end convention, an empty file.
+pub fn read(
+    path: &Path,
+    reader: impl BufRead,
+    options: &ViewOptions,
+    sink: &mut dyn FnMut(View) -> Result<()>,
+) -> Result<u64> {
+    for_each_line(path, reader, |line, text| {
+        let raw: RawView = parse_json(path, line, text)?;
+        sink(to_view(path, line, raw, options)?)
+    })
+}
+
+/// Buffers views and writes them: ids and masks as Arrow list columns through the
+/// appender, spans and supervised runs as rows. Call [`ViewWriter::finish`].
+pub struct ViewWriter<'conn> {
+    conn: &'conn Connection,
+    file_id: i32,
+    tokenizer: Option<(i32, String)>,
+    pending: Vec<View>,
+    written: i64,
+}
+
+/// Views per Arrow batch: bounds memory to a few dozen views' token lists.
+const BATCH: usize = 32;
+
+impl<'conn> ViewWriter<'conn> {
+    /// A writer for views of ingest file `file_id`.
+    pub fn new(conn: &'conn Connection, file_id: i32, tokenizer: Option<(i32, String)>) -> Self {
+        Self { conn, file_id, tokenizer, pending: Vec::with_capacity(BATCH), written: 0 }
+    }
+
+    /// Adds a view; writes a batch when full.
+    pub fn append(&mut self, view: View) -> Result<()> {
+        self.pending.push(view);
+        if self.pending.len() >= BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let views = std::mem::take(&mut self.pending);
+        let mut strings: [StringBuilder; 11] = Default::default();
+        let mut ints: [Int32Builder; 5] = Default::default();
+        let mut bigs: [Int64Builder; 2] = Default::default();
+        let mut lists: [ListBuilder<Int32Builder>; 3] = Default::default();
+        let to_i32 = |v: i64| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
+        for v in &views {
+            strings[0].append_value(&v.view_id);
+            strings[1].append_value(&v.pool);
+            strings[2].append_value(&v.instance_id);
+            strings[3].append_option(v.family.as_deref());
+            ints[0].append_value(v.input_ids.len() as i32);
+            ints[1].append_value(v.loss_mask.len() as i32);
+            lists[0].values().extend(v.input_ids.iter().map(|x| Some(to_i32(*x))));
+            lists[0].append(true);
+            lists[1].values().extend(v.loss_mask.iter().map(|x| Some(to_i32(*x))));
+            lists[1].append(true);
+            strings[4].append_value(v.mask_source);
+            strings[5].append_option(v.span_end.map(SpanEnd::name));
+            match &v.keep_msgs {
+                Some(k) => {
+                    lists[2].values().extend(k.iter().map(|x| Some(to_i32(*x))));
+                    lists[2].append(true);
+                }
+                None => lists[2].append(false),
+            }
+            bigs[0].append_option(v.claimed_tokens);
+            bigs[1].append_option(v.claimed_supervised);
+            ints[2].append_option(self.tokenizer.as_ref().map(|t| t.0));
+            strings[6].append_option(self.tokenizer.as_ref().map(|t| t.1.as_str()));
+            strings[7].append_option(v.declared_sha256.as_deref());
+            strings[8].append_option(v.declared_path.as_deref());
+            strings[9].append_option(v.origin.as_deref());
+            ints[3].append_value(self.file_id);
+            ints[4].append_value(v.record as i32);
+        }
+        let [view_id, pool, instance, family, mask_source, span_end, tok_sha, declared_sha, declared_path, origin, _] =
+            strings.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+        let [n_ids, n_mask, vocab, file_id, record] = ints.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+        let [claimed_tokens, claimed_supervised] = bigs.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+        let [ids, mask, keep] = lists.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+        let batch = RecordBatch::try_from_iter(vec![
+            ("view_id", view_id),
+            ("pool", pool),
+            ("instance_id", instance),
+            ("family", family),
+            ("n_ids", n_ids),
+            ("n_mask", n_mask),
+            ("input_ids", ids),
+            ("loss_mask", mask),
+            ("mask_source", mask_source),
+            ("span_end", span_end),
+            ("keep_msgs", keep),
+            ("claimed_tokens", claimed_tokens),
+            ("claimed_supervised", claimed_supervised),
+            ("vocab_size", vocab),
+            ("tokenizer_sha256", tok_sha),
+            ("declared_sha256", declared_sha),
+            ("declared_path", declared_path),
+            ("origin", origin),
+            ("file_id", file_id),
+            ("record", record),
+        ])?;
+        let mut appender = self.conn.appender("sft_views")?;
+        appender.append_record_batch(batch).context("writing views (a view_id may already be loaded)")?;
+        appender.flush().context("writing views (a view_id may already be loaded)")?;
+        let mut spans = self.conn.appender("sft_view_spans")?;
+        let mut runs = self.conn.appender("sft_view_runs")?;
+        for v in &views {
+            for (ordinal, (index, role, start, end)) in v.spans.iter().enumerate() {
+                spans.append_row(params![v.view_id, ordinal as i32, to_i32(*index), role, to_i32(*start), to_i32(*end)])?;
+            }
+            for (start, end) in supervised_runs(&v.loss_mask) {
+                runs.append_row(params![v.view_id, start as i32, end as i32])?;
+            }
+        }
+        spans.flush()?;
+        runs.flush()?;
+        self.written += views.len() as i64;
+        Ok(())
+    }
+
+    /// Writes what is buffered and returns the number of views written.
+    pub fn finish(mut self) -> Result<i64> {
+        self.flush()?;
+        Ok(self.written)
+    }
+}
+
+/// Loads a view file in one transaction, bound in the ingest log (kind `views`).
+/// `progress` gets the number of views written so far.
+///
+/// Errors: as [`read`], or a view_id already loaded; the database is then unchanged.
+pub fn load(
+    conn: &Connection,
+    path: &Path,
+    options: &ViewOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<crate::db::ingest::LoadOutcome> {
+    let recorded = serde_json::json!({
+        "pool": options.pool,
+        "span_end": options.span_end.map(SpanEnd::name),
+        "tokenizer_sha256": options.tokenizer.as_ref().map(|t| &t.1),
+    })
+    .to_string();
+    crate::db::ingest::load_file(conn, path, "views", LOADER_VERSION, Some(&recorded), |conn, file_id, file| {
+        let mut reader = std::io::BufReader::with_capacity(1 << 16, crate::hash::ReadAhead::spawn(file));
+        let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
+        let mut seen = 0u64;
+        read(path, &mut reader, options, &mut |view| {
+            writer.append(view)?;
+            seen += 1;
+            if seen % 64 == 0 {
+                progress(seen);
+            }
+            Ok(())
+        })?;
+        let rows = writer.finish().with_context(|| path.display().to_string())?;
+        progress(rows as u64);
+        let (bytes, sha256) = reader.into_inner().finish()?;
+        Ok(crate::db::ingest::LoaderResult { rows, bytes, sha256 })
+    })
+}
+
+/// Vocabulary size (including added tokens) and SHA-256 of a `tokenizer.json`.
+///
+/// Errors: the file cannot be read or is not a tokenizer the `tokenizers` crate loads.
+pub fn tokenizer_info(path: &Path) -> Result<(i32, String)> {
+    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
+        .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", path.display()))?;
+    Ok((tokenizer.get_vocab_size(true) as i32, crate::hash::sha256_hex(&bytes)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &str, options: &ViewOptions) -> Result<View, String> {
+        let raw: RawView = parse_json(Path::new("v.jsonl"), 1, line).map_err(|e| e.to_string())?;
+        to_view(Path::new("v.jsonl"), 1, raw, options).map_err(|e| e.to_string())
+    }
+
+    fn pool(p: &str) -> ViewOptions {
+        ViewOptions { pool: Some(p.into()), ..ViewOptions::default() }
+    }
+
+    #[test]
+    fn conventions_give_the_same_mask() {
+        let own = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"loss_mask":[0,1,1,0]}"#, &pool("A")).unwrap();
+        let trl = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"assistant_masks":[0,1,1,0]}"#, &pool("A")).unwrap();
+        let hf = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[-100,6,7,-100]}"#, &pool("A")).unwrap();
+        let shifted = parse(
+            r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[6,7,-100,-100],"labels_shifted":true}"#,
+            &pool("A"),
+        )
+        .unwrap();
+        for v in [&trl, &hf, &shifted] {
+            assert_eq!(v.loss_mask, own.loss_mask);
+        }
+        assert_eq!((own.mask_source, hf.mask_source, shifted.mask_source), ("loss_mask", "labels", "labels_shifted"));
+        assert_eq!(own.family.as_deref(), Some("a__b"));
+        assert_eq!(own.view_id, "A:a__b-1:1");
+    }
+
+    #[test]
+    fn shifted_labels_must_be_declared_and_conventions_must_agree() {
+        let err = parse(r#"{"instance_id":"x","input_ids":[5,6,7,8],"labels":[6,7,-100,-100]}"#, &pool("A")).unwrap_err();
+        assert!(err.contains("field `labels`: labels[0] equals input_ids[1]: the labels look pre-shifted"), "{err}");
+        let err = parse(r#"{"instance_id":"x","input_ids":[5,6],"labels":[-100,9]}"#, &pool("A")).unwrap_err();
+        assert!(err.contains("labels[1] = 9 is neither -100 nor the token"), "{err}");
+        let err = parse(
+            r#"{"instance_id":"x","input_ids":[5,6,7],"assistant_masks":[0,1,1],"labels":[-100,6,-100]}"#,
+            &pool("A"),
+        )
+        .unwrap_err();
+        assert!(err.contains("disagrees with assistant_masks at position 2"), "{err}");
+        let err = parse(r#"{"instance_id":"x","input_ids":[5]}"#, &pool("A")).unwrap_err();
+        assert!(err.contains("field `loss_mask`: missing"), "{err}");
+        let err = parse(r#"{"instance_id":"x","input_ids":[5],"loss_mask":[1]}"#, &ViewOptions::default()).unwrap_err();
+        assert!(err.contains("field `pool`: missing"), "{err}");
+    }
+
+    #[test]
+    fn span_ends_are_declared_never_guessed() {
+        let line = r#"{"instance_id":"x","input_ids":[1,2,3,4],"loss_mask":[0,0,1,1],
+            "message_spans":[{"index":0,"role":"user","start":0,"end":1},{"index":1,"role":"assistant","start":2,"end":3}]}"#;
+        let err = parse(line, &pool("A")).unwrap_err();
+        assert!(err.contains("field `span_end`"), "{err}");
+        let inclusive = parse(line, &ViewOptions { span_end: Some(SpanEnd::Inclusive), ..pool("A") }).unwrap();
+        assert_eq!(inclusive.spans[1], (1, "assistant".to_string(), 2, 4));
+        let exclusive = parse(&line.replace("\"loss_mask\"", "\"span_end\":\"exclusive\",\"loss_mask\""), &pool("A")).unwrap();
+        assert_eq!(exclusive.spans[1], (1, "assistant".to_string(), 2, 3));
+    }
+
+    #[test]
+    fn runs_and_families() {
+        assert_eq!(supervised_runs(&[0, 1, 1, 0, 1, 2, 1]), vec![(1, 3), (4, 5), (6, 7)]);
+        assert_eq!(supervised_runs(&[]), vec![]);
+        assert_eq!(family_of("django__django-13513").as_deref(), Some("django__django"));
+        assert_eq!(family_of("python__mypy-15976_0").as_deref(), Some("python__mypy"));
+        assert_eq!(family_of("inst7"), None);
+    }
+}
