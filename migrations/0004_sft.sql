@@ -43,3 +43,77 @@ create table sft_view_runs (
     run_start integer not null,
     run_end   integer not null
 );
+
+-- Trajectories: the messages behind the views, from any supported harness format,
+-- normalized to one schema (SPEC §3.1).
+create table sft_trajectories (
+    instance_id varchar primary key,
+    source      varchar not null,      -- format: mini-swe-agent, swe-agent, openhands, nebius, swe-smith, llamafactory
+    family      varchar,               -- repository family
+    tools       varchar,               -- OpenAI tool schemas the run offered, JSON text
+    n_messages  integer not null,
+    file_id     integer not null,
+    record      integer not null       -- 1-based row in the file (1 for one-trajectory files)
+);
+
+-- One row per message.
+create table sft_messages (
+    instance_id  varchar not null,
+    msg_index    integer not null,
+    role         varchar not null,     -- system, user, assistant, tool
+    text         varchar not null,
+    reasoning    varchar,              -- thinking text, when the source has it
+    tool_call_id varchar,              -- on tool messages
+    tool_name    varchar,              -- on tool messages
+    returncode   integer,              -- observation return code, when the source shows one
+    mask         boolean,              -- the producer's own supervision flags, as given
+    loss_weight  double,
+    train        boolean,
+    primary key (instance_id, msg_index)
+);
+
+-- Tool calls, structured or parsed from the message text (from_text).
+create table sft_tool_calls (
+    instance_id varchar not null,
+    msg_index   integer not null,
+    call_index  integer not null,
+    call_id     varchar,
+    name        varchar not null,
+    arguments   varchar not null,      -- JSON text
+    from_text   boolean not null
+);
+
+-- Shell commands an assistant message runs, with the git-history verdict stored
+-- (SPEC §3.4: git log / show / blame / rev-list / reflog).
+create table sft_commands (
+    instance_id varchar not null,
+    msg_index   integer not null,
+    call_index  integer not null,
+    command     varchar not null,
+    git_history boolean not null
+);
+
+-- Evaluator outcomes per instance (SWE-bench report.json).
+create table sft_outcomes (
+    instance_id          varchar primary key,
+    resolved             boolean not null,
+    fail_to_pass_success integer not null,
+    fail_to_pass_failure integer not null,
+    pass_to_pass_success integer not null,
+    pass_to_pass_failure integer not null,
+    file_id              integer not null
+);
+
+-- Tool names of each harness mapped onto bash / read / edit / search / submit: data,
+-- not code. A name missing here counts as 'other'.
+create table tool_aliases (
+    tool      varchar primary key,     -- the name as the harness calls it
+    canonical varchar not null         -- bash, read, edit, search, submit
+);
+insert into tool_aliases values
+    ('bash', 'bash'), ('execute_bash', 'bash'), ('python', 'bash'), ('rm', 'bash'), ('run', 'bash'),
+    ('open', 'read'), ('goto', 'read'), ('scroll_up', 'read'), ('scroll_down', 'read'), ('view', 'read'),
+    ('find_file', 'search'), ('search_file', 'search'), ('search_dir', 'search'), ('grep', 'search'),
+    ('create', 'edit'), ('edit', 'edit'), ('insert', 'edit'), ('str_replace_editor', 'edit'),
+    ('str_replace_based_edit_tool', 'edit'), ('append', 'edit'),
+    ('submit', 'submit'), ('finish', 'submit');

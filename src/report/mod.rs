@@ -93,6 +93,18 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "trajectories",
+        view: "sft_trajectory_stats_v1",
+        about: "SFT trajectories per source: messages, tool calls, bash and git-history commands",
+        by_version: false,
+    },
+    Report {
+        name: "instances",
+        view: "sft_instances_v1",
+        about: "SFT per-instance table: pools, views, tokens, supervised tokens, tool calls, outcome",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

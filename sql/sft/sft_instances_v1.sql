@@ -1,0 +1,79 @@
+-- sft_instances_v1: one row per source instance, first cut (issue 4 item 5).
+-- Grain: one row per instance that has a trajectory or a view.
+-- Columns: instance_id; family; source (trajectory format, null without trajectory);
+--   pools (sorted list of pools with a view of it); views; tokens (longest view, tokens);
+--   supervised_tokens (summed over its views: exposure); assistant_messages (in the
+--   trajectory); assistant_blocks_kept / assistant_blocks_masked (assistant spans of its
+--   views that are / are not kept for loss, summed over views); tool_calls_bash / _read /
+--   _edit / _search / _submit / _other (tool calls by canonical tool, via tool_aliases);
+--   resolved, fail_to_pass (success + failure nodes), pass_to_pass_passed (from the
+--   evaluator report; null without one).
+with ids as (
+    select instance_id from sft_trajectories
+    union
+    select instance_id from sft_views
+),
+views as (
+    select instance_id,
+           list_sort(list_distinct(list(pool))) as pools,
+           count(*) as views,
+           max(n_ids) as tokens,
+           sum(len(list_filter(loss_mask, lambda x: x = 1)))::bigint as supervised_tokens,
+           any_value(family) as family
+    from sft_views
+    group by instance_id
+),
+blocks as (
+    select v.instance_id,
+           count(*) filter (where v.keep_msgs is null or list_contains(v.keep_msgs, s.msg_index)) as kept,
+           count(*) filter (where v.keep_msgs is not null and not list_contains(v.keep_msgs, s.msg_index)) as masked
+    from sft_view_spans as s
+    join sft_views as v using (view_id)
+    where s.role = 'assistant'
+    group by v.instance_id
+),
+assistant as (
+    select instance_id, count(*) as assistant_messages
+    from sft_messages
+    where role = 'assistant'
+    group by instance_id
+),
+tools as (
+    select c.instance_id,
+           count(*) filter (where a.canonical = 'bash') as bash,
+           count(*) filter (where a.canonical = 'read') as read,
+           count(*) filter (where a.canonical = 'edit') as edit,
+           count(*) filter (where a.canonical = 'search') as search,
+           count(*) filter (where a.canonical = 'submit') as submit,
+           count(*) filter (where a.canonical is null) as other
+    from sft_tool_calls as c
+    left join tool_aliases as a on a.tool = c.name
+    group by c.instance_id
+)
+select
+    i.instance_id,
+    coalesce(t.family, v.family) as family,
+    t.source,
+    v.pools,
+    coalesce(v.views, 0) as views,
+    v.tokens,
+    v.supervised_tokens,
+    a.assistant_messages,
+    b.kept as assistant_blocks_kept,
+    b.masked as assistant_blocks_masked,
+    coalesce(tl.bash, 0) as tool_calls_bash,
+    coalesce(tl.read, 0) as tool_calls_read,
+    coalesce(tl.edit, 0) as tool_calls_edit,
+    coalesce(tl.search, 0) as tool_calls_search,
+    coalesce(tl.submit, 0) as tool_calls_submit,
+    coalesce(tl.other, 0) as tool_calls_other,
+    o.resolved,
+    o.fail_to_pass_success + o.fail_to_pass_failure as fail_to_pass,
+    o.pass_to_pass_success as pass_to_pass_passed
+from ids as i
+left join sft_trajectories as t using (instance_id)
+left join views as v using (instance_id)
+left join blocks as b using (instance_id)
+left join assistant as a using (instance_id)
+left join tools as tl using (instance_id)
+left join sft_outcomes as o using (instance_id)

@@ -1,0 +1,1397 @@
+//! Agent trajectories (SPEC §3.1 "trajectories"): adapters that read six public
+//! coding-agent formats into one normalized message schema, plus two rules over the
+//! messages — which shell commands a message runs ([`bash_commands`]) and whether a
+//! command queries git history ([`is_git_history_command`], SPEC §3.4 "history
+//! queries").
+//!
+//! # Formats (see `shared/data/sft/*/PROVENANCE.md`)
+//!
+//! | reader | `source` | file | tool calls |
+//! |---|---|---|---|
+//! | [`read_mini_swe_agent`] | `mini-swe-agent` | one `<id>.traj.json` (format `mini-swe-agent-1`) | ```` ```bash ```` blocks in assistant text |
+//! | [`read_swe_agent_traj`] | `swe-agent` | one SWE-agent `.traj` (its `history`) | OpenAI `tool_calls`, or the text `action` of older files |
+//! | [`read_openhands_rows`] | `openhands` | JSON array (SWE-Gym/OpenHands-Sampled-Trajectories rows) | OpenAI `tool_calls`, parallel calls |
+//! | [`read_nebius_rows`] | `nebius` | JSON array (nebius/SWE-agent-trajectories rows) | SWE-agent text commands in a fenced block |
+//! | [`read_swe_smith_rows`] | `swe-smith` | JSON array (SWE-bench/SWE-smith-trajectories rows) | `<function=NAME><parameter=P>V</parameter></function>` in text |
+//! | [`read_llamafactory_jsonl`] | `llamafactory` | JSONL, LLaMA-Factory "v1" typed content parts | `tool_call` parts |
+//!
+//! [`detect_and_read`] picks the reader from the file's content.
+//!
+//! # Normalization
+//!
+//! * Messages are kept one for one, in file order; [`Message::index`] is the 0-based
+//!   position in the source list (the same index message spans use).
+//! * Roles are the source's own (`ai` → [`Role::Assistant`]). Observations that a
+//!   text-command agent receives as `user` messages (mini-swe-agent, nebius,
+//!   swe-smith, older SWE-agent) stay [`Role::User`]: that is how they are rendered
+//!   for training.
+//! * A tool call written in the text (a bash block, an XML-style function, a SWE-agent
+//!   command) becomes a [`ToolCall`] with `from_text = true`; the text stays in
+//!   [`Message::text`] unchanged. Structured calls have `from_text = false`.
+//! * [`Message::train`] is the source's own supervision verdict: nebius `mask`;
+//!   LLaMA-Factory `loss_weight > 1e-6` with its default (1.0 for assistant, else 0.0).
+//!   `None` when the format declares nothing (the consumer picks a convention).
+//!
+//! # Errors
+//!
+//! Every error names the file, then for row formats `row N` (0-based; JSONL adds the
+//! 1-based `line L`), then the field path and what is wrong, e.g.
+//! `data.json: row 3: messages[5].tool_calls[0].function.arguments: not JSON: EOF while
+//! parsing a string at line 1 column 12`.
+
+use std::collections::HashMap;
+use std::fmt::Display;
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use regex::Regex;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+// ---------------------------------------------------------------------------------------
+// Schema
+// ---------------------------------------------------------------------------------------
+
+/// `source` of mini-swe-agent trajectories.
+pub const SOURCE_MINI_SWE_AGENT: &str = "mini-swe-agent";
+/// `source` of SWE-agent `.traj` files.
+pub const SOURCE_SWE_AGENT: &str = "swe-agent";
+/// `source` of OpenHands rows (SWE-Gym/OpenHands-Sampled-Trajectories).
+pub const SOURCE_OPENHANDS: &str = "openhands";
+/// `source` of nebius/SWE-agent-trajectories rows.
+pub const SOURCE_NEBIUS: &str = "nebius";
+/// `source` of SWE-bench/SWE-smith-trajectories rows.
+pub const SOURCE_SWE_SMITH: &str = "swe-smith";
+/// `source` of LLaMA-Factory v1 JSONL rows.
+pub const SOURCE_LLAMAFACTORY: &str = "llamafactory";
+
+/// The role of a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    /// `"system"`, `"user"`, `"assistant"` or `"tool"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+
+    /// The role for a source's role string: `system`, `user`, `assistant` (nebius: `ai`),
+    /// `tool`. `None` for anything else.
+    pub fn parse(s: &str) -> Option<Role> {
+        match s {
+            "system" => Some(Role::System),
+            "user" => Some(Role::User),
+            "assistant" | "ai" => Some(Role::Assistant),
+            "tool" => Some(Role::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// One tool call of an assistant message.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    /// The call id when the source has one (OpenAI `tool_calls[].id`); text-style calls
+    /// have none.
+    pub id: Option<String>,
+    /// Tool name: `function.name`; `"bash"` for a mini-swe-agent bash block; the
+    /// function of a swe-smith `<function=NAME>`; the first word of a SWE-agent text
+    /// command (`open`, `edit`, `python`, `rm`, ...).
+    pub name: String,
+    /// Always a JSON object. Structured calls: the parsed `arguments`. Bash blocks and
+    /// SWE-agent text commands: `{"command": "<the command text>"}`. swe-smith XML calls:
+    /// one string per `<parameter=P>` (values are never typed: `view_range` stays the
+    /// string `"[1, 50]"`).
+    pub arguments: Value,
+    /// `true` when the call was parsed out of the message text rather than read from a
+    /// structured field.
+    pub from_text: bool,
+}
+
+/// One message, normalized.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// 0-based position in the source's message list.
+    pub index: usize,
+    pub role: Role,
+    /// The visible text, verbatim (CRLF and control characters kept). Text parts of a
+    /// list-valued `content` are concatenated; `null` content is `""`. nebius: the
+    /// system row's `system_prompt` when its `text` is empty.
+    pub text: String,
+    /// Thinking text when the source keeps it apart from `text`: mini-swe-agent's
+    /// `extra.response.choices[0].message.reasoning` (raw, not trimmed; `None` when null
+    /// or absent), LLaMA-Factory `reasoning` parts (concatenated). An empty string is
+    /// kept as `Some("")` (a blank placeholder, SPEC §3.4).
+    pub reasoning: Option<String>,
+    /// Tool calls in order (several = parallel calls).
+    pub tool_calls: Vec<ToolCall>,
+    /// On tool messages: the call answered (`tool_call_id`; SWE-agent `tool_call_ids`,
+    /// joined with `,` if there were several).
+    pub tool_call_id: Option<String>,
+    /// On tool messages: the tool's name (`name`, else looked up from the call with
+    /// `tool_call_id` in an earlier message; `None` when neither exists, e.g.
+    /// LLaMA-Factory, whose tool messages answer all calls of a turn at once).
+    pub tool_name: Option<String>,
+    /// mini-swe-agent observations: N of a leading `<returncode>N</returncode>`.
+    pub returncode: Option<i32>,
+    /// nebius: the row's `mask` (true = the dataset trains on the message).
+    pub mask: Option<bool>,
+    /// LLaMA-Factory: the message's explicit `loss_weight` (`None` when not set).
+    pub loss_weight: Option<f64>,
+    /// The source's supervision verdict for the message (see the module docs); `None`
+    /// when the format has none.
+    pub train: Option<bool>,
+}
+
+/// Per-list counts of a SWE-bench `tests_status` entry (numbers of test ids).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct TestCounts {
+    pub success: usize,
+    pub failure: usize,
+}
+
+/// The evaluator's verdict from a SWE-bench harness `report.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// `resolved`.
+    pub resolved: bool,
+    /// `patch_successfully_applied`, when present.
+    pub patch_applied: Option<bool>,
+    /// `tests_status.FAIL_TO_PASS`: the declared fail-to-pass tests.
+    pub fail_to_pass: TestCounts,
+    /// `tests_status.PASS_TO_PASS`.
+    pub pass_to_pass: TestCounts,
+    /// `tests_status.FAIL_TO_FAIL`, when present.
+    pub fail_to_fail: Option<TestCounts>,
+    /// `tests_status.PASS_TO_FAIL`, when present.
+    pub pass_to_fail: Option<TestCounts>,
+}
+
+/// One trajectory (one task attempt), normalized.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trajectory {
+    /// mini-swe-agent: `instance_id`; SWE-agent: the file stem; openhands, nebius,
+    /// swe-smith: the row's `instance_id` as given (the ADP extraction appended `_<n>`
+    /// to openhands and nebius ids; swe-smith's unique id is in `id`, not used);
+    /// LLaMA-Factory: `<file stem>:<row index>`.
+    pub instance_id: String,
+    /// One of the `SOURCE_*` constants.
+    pub source: &'static str,
+    /// Evaluator verdict: mini-swe-agent `report.json` `resolved`; openhands and
+    /// swe-smith `resolved`; nebius `target`. `None` when the source has none
+    /// (SWE-agent files, LLaMA-Factory, mini-swe-agent without a report).
+    pub resolved: Option<bool>,
+    /// OpenAI tool schemas (the source's `tools`: openhands list, LLaMA-Factory JSON
+    /// string parsed); `None` when absent.
+    pub tools: Option<Value>,
+    /// The SWE-bench report of a mini-swe-agent trajectory, when one was found.
+    pub outcome: Option<Outcome>,
+    pub messages: Vec<Message>,
+}
+
+impl Message {
+    fn new(index: usize, role: Role, text: String) -> Message {
+        Message {
+            index,
+            role,
+            text,
+            reasoning: None,
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            tool_name: None,
+            returncode: None,
+            mask: None,
+            loss_weight: None,
+            train: None,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Error locations and JSON field access
+// ---------------------------------------------------------------------------------------
+
+/// Where in a file we are: prefixes every error.
+#[derive(Clone, Copy)]
+struct Loc<'a> {
+    file: &'a Path,
+    row: Option<usize>,
+    line: Option<usize>,
+}
+
+impl<'a> Loc<'a> {
+    fn file(file: &'a Path) -> Self {
+        Loc { file, row: None, line: None }
+    }
+    fn row(self, row: usize) -> Self {
+        Loc { row: Some(row), ..self }
+    }
+    fn prefix(&self) -> String {
+        match (self.line, self.row) {
+            (Some(l), Some(r)) => format!("{}: line {l} (row {r})", self.file.display()),
+            (None, Some(r)) => format!("{}: row {r}", self.file.display()),
+            _ => self.file.display().to_string(),
+        }
+    }
+    fn err(&self, field: &str, msg: impl Display) -> anyhow::Error {
+        if field.is_empty() {
+            anyhow!("{}: {msg}", self.prefix())
+        } else {
+            anyhow!("{}: {field}: {msg}", self.prefix())
+        }
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
+}
+
+fn as_object<'v>(loc: &Loc, v: &'v Value, path: &str) -> Result<&'v Map<String, Value>> {
+    v.as_object().ok_or_else(|| loc.err(path, format!("expected an object, got {}", kind(v))))
+}
+
+/// The value of `key`, `None` when absent or null.
+fn get<'v>(obj: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    obj.get(key).filter(|v| !v.is_null())
+}
+
+fn req<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<&'v Value> {
+    get(obj, key).ok_or_else(|| loc.err(&join(path, key), "missing"))
+}
+
+fn req_str<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<&'v str> {
+    let v = req(loc, obj, key, path)?;
+    v.as_str().ok_or_else(|| loc.err(&join(path, key), format!("expected a string, got {}", kind(v))))
+}
+
+fn opt_str<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<Option<&'v str>> {
+    match get(obj, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(loc.err(&join(path, key), format!("expected a string, got {}", kind(v)))),
+    }
+}
+
+fn opt_bool(loc: &Loc, obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>> {
+    match get(obj, key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(v) => Err(loc.err(&join(path, key), format!("expected a boolean, got {}", kind(v)))),
+    }
+}
+
+fn req_array<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<&'v Vec<Value>> {
+    let v = req(loc, obj, key, path)?;
+    v.as_array().ok_or_else(|| loc.err(&join(path, key), format!("expected an array, got {}", kind(v))))
+}
+
+fn req_role(loc: &Loc, obj: &Map<String, Value>, path: &str) -> Result<Role> {
+    let s = req_str(loc, obj, "role", path)?;
+    Role::parse(s).ok_or_else(|| loc.err(&join(path, "role"), format!("unknown role {s:?}")))
+}
+
+/// OpenAI-style `content`: a string, null (→ `""`) or a list of `{type: "text", text}`
+/// parts (concatenated).
+fn openai_content(loc: &Loc, obj: &Map<String, Value>, path: &str) -> Result<String> {
+    let p = join(path, "content");
+    match get(obj, "content") {
+        None => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => {
+            let mut text = String::new();
+            for (k, part) in parts.iter().enumerate() {
+                let pp = format!("{p}[{k}]");
+                let part = as_object(loc, part, &pp)?;
+                let ty = req_str(loc, part, "type", &pp)?;
+                if ty != "text" {
+                    return Err(loc.err(&join(&pp, "type"), format!("unsupported content part type {ty:?}")));
+                }
+                text.push_str(req_str(loc, part, "text", &pp)?);
+            }
+            Ok(text)
+        }
+        Some(v) => Err(loc.err(&p, format!("expected a string or a list of parts, got {}", kind(v)))),
+    }
+}
+
+/// Arguments of a structured call: a JSON string holding an object (empty string = `{}`),
+/// or an object.
+fn call_arguments(loc: &Loc, v: Option<&Value>, path: &str) -> Result<Value> {
+    let parsed = match v {
+        None => return Ok(Value::Object(Map::new())),
+        Some(Value::String(s)) if s.trim().is_empty() => return Ok(Value::Object(Map::new())),
+        Some(Value::String(s)) => {
+            serde_json::from_str::<Value>(s).map_err(|e| loc.err(path, format!("not JSON: {e}")))?
+        }
+        Some(v) => v.clone(),
+    };
+    if !parsed.is_object() {
+        return Err(loc.err(path, format!("expected a JSON object, got {}", kind(&parsed))));
+    }
+    Ok(parsed)
+}
+
+/// OpenAI `tool_calls` (`[{id, type, function: {name, arguments}}]`).
+fn openai_tool_calls(loc: &Loc, obj: &Map<String, Value>, path: &str) -> Result<Vec<ToolCall>> {
+    let Some(v) = get(obj, "tool_calls") else { return Ok(Vec::new()) };
+    let p = join(path, "tool_calls");
+    let calls = v.as_array().ok_or_else(|| loc.err(&p, format!("expected an array, got {}", kind(v))))?;
+    let mut out = Vec::with_capacity(calls.len());
+    for (k, c) in calls.iter().enumerate() {
+        let cp = format!("{p}[{k}]");
+        let c = as_object(loc, c, &cp)?;
+        let id = opt_str(loc, c, "id", &cp)?.map(str::to_string);
+        let fp = join(&cp, "function");
+        let f = as_object(loc, req(loc, c, "function", &cp)?, &fp)?;
+        let name = req_str(loc, f, "name", &fp)?.to_string();
+        let arguments = call_arguments(loc, get(f, "arguments"), &join(&fp, "arguments"))?;
+        out.push(ToolCall { id, name, arguments, from_text: false });
+    }
+    Ok(out)
+}
+
+/// Fill `tool_name` of tool messages from the call their `tool_call_id` answers.
+fn link_tool_names(messages: &mut [Message]) {
+    let mut names: HashMap<String, String> = HashMap::new();
+    for m in messages.iter_mut() {
+        for c in &m.tool_calls {
+            if let Some(id) = &c.id {
+                names.insert(id.clone(), c.name.clone());
+            }
+        }
+        if m.role == Role::Tool && m.tool_name.is_none() {
+            if let Some(id) = &m.tool_call_id {
+                m.tool_name = names.get(id).cloned();
+            }
+        }
+    }
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))
+}
+
+fn parse_json_file(path: &Path, text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))
+}
+
+fn rows_of<'v>(loc: &Loc, v: &'v Value) -> Result<&'v Vec<Value>> {
+    v.as_array().ok_or_else(|| loc.err("", format!("expected a JSON array of rows, got {}", kind(v))))
+}
+
+// ---------------------------------------------------------------------------------------
+// Text-style actions
+// ---------------------------------------------------------------------------------------
+
+/// mini-swe-agent's `action_regex` default `` ```bash\s*\n(.*?)\n``` `` (DOTALL; agent
+/// config of mini-swe-agent 1.x, unchanged in the trajectories' `info.config`), with one
+/// tolerance: a `\r` before the closing fence's newline is not part of the body.
+static BASH_BLOCK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)```bash\s*\n(.*?)\r?\n```").expect("bash block regex"));
+
+/// The bodies of the ```` ```bash ```` blocks of a text, in order, as mini-swe-agent's
+/// regex finds them: `` ```bash\s*\n(.*?)\n``` `` with `.` matching newlines. Bodies
+/// are verbatim (mini-swe-agent runs them `.strip()`-ed); inner CRLF is kept. A block
+/// whose closing fence follows its opening line directly (```` ```bash\n``` ````) is no
+/// match (as in mini-swe-agent); one with a blank body line gives `""`. Every block is
+/// returned even when there are several (mini-swe-agent then answers with a format
+/// error and runs none).
+pub fn bash_blocks(text: &str) -> Vec<&str> {
+    BASH_BLOCK.captures_iter(text).map(|c| c.get(1).map_or("", |m| m.as_str())).collect()
+}
+
+static XML_FUNCTION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)<function=([^>]+)>(.*?)</function>").expect("function regex"));
+static XML_PARAMETER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)<parameter=([^>]+)>(.*?)</parameter>").expect("parameter regex"));
+
+/// Tool calls written as `<function=NAME><parameter=P>V</parameter>...</function>`
+/// (SWE-agent's / OpenHands' XML function-calling text format used by swe-smith), in
+/// order. Each parameter value loses one leading and one trailing line break (`\n` or
+/// `\r\n`: the multi-line layout the format prescribes) and is otherwise verbatim; values
+/// stay strings. A later duplicate parameter wins. Names and parameter names are
+/// trimmed. Calls get `id = None`, `from_text = true`.
+pub fn xml_function_calls(text: &str) -> Vec<ToolCall> {
+    XML_FUNCTION
+        .captures_iter(text)
+        .map(|c| {
+            let name = c[1].trim().to_string();
+            let mut args = Map::new();
+            for p in XML_PARAMETER.captures_iter(&c[2]) {
+                let mut v = &p[2];
+                v = v.strip_prefix("\r\n").or_else(|| v.strip_prefix('\n')).unwrap_or(v);
+                v = v.strip_suffix("\r\n").or_else(|| v.strip_suffix('\n')).unwrap_or(v);
+                args.insert(p[1].trim().to_string(), Value::String(v.to_string()));
+            }
+            ToolCall { id: None, name, arguments: Value::Object(args), from_text: true }
+        })
+        .collect()
+}
+
+static FENCE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^```(\S*)\s*\n|^```\s*$").expect("fence regex"));
+
+/// The action of a SWE-agent text-format response: the body of the last fenced code
+/// block that is not nested in another, as SWE-agent's `ThoughtActionParser` finds it
+/// (fence regex `` ^```(\S*)\s*\n|^```\s*$ `` multi-line; a fence with a language or at
+/// depth 0 opens, a bare fence inside a block closes). Returned verbatim (with its
+/// trailing newline); `None` when there is no complete block.
+pub fn swe_agent_text_action(text: &str) -> Option<&str> {
+    let mut stack: Vec<regex::Match> = Vec::new();
+    let mut last: Option<(usize, usize)> = None;
+    for c in FENCE.captures_iter(text) {
+        let m = c.get(0).expect("group 0");
+        let lang = c.get(1).map(|g| g.as_str());
+        if !stack.is_empty() && lang.is_none_or(str::is_empty) {
+            let start = stack.pop().expect("non-empty");
+            if stack.is_empty() {
+                last = Some((start.end(), m.start()));
+            }
+        } else if lang.is_some() {
+            stack.push(m);
+        }
+    }
+    last.map(|(a, b)| &text[a..b.max(a)])
+}
+
+/// A SWE-agent text command as a tool call: name = its first word, arguments =
+/// `{"command": <the command, trimmed>}`. `None` for a blank command.
+pub fn swe_agent_command_call(action: &str) -> Option<ToolCall> {
+    let command = action.trim();
+    let name = command.split_whitespace().next()?;
+    let mut args = Map::new();
+    args.insert("command".into(), Value::String(command.to_string()));
+    Some(ToolCall { id: None, name: name.to_string(), arguments: Value::Object(args), from_text: true })
+}
+
+static RETURNCODE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*<returncode>(-?\d+)</returncode>").expect("returncode regex"));
+
+/// N of an observation that starts with `<returncode>N</returncode>` (mini-swe-agent's
+/// observation template); `None` otherwise (format errors, the final diff).
+pub fn observation_returncode(text: &str) -> Option<i32> {
+    RETURNCODE.captures(text).and_then(|c| c[1].parse().ok())
+}
+
+// ---------------------------------------------------------------------------------------
+// Readers
+// ---------------------------------------------------------------------------------------
+
+/// Read one mini-swe-agent trajectory (`trajectory_format` "mini-swe-agent-1": top-level
+/// `instance_id`, `messages[*]` {`role`, `content`, `extra`}).
+///
+/// * assistant messages: one `bash` [`ToolCall`] per ```` ```bash ```` block
+///   ([`bash_blocks`]), `reasoning` = `extra.response.choices[0].message.reasoning`;
+/// * user messages: `returncode` from a leading `<returncode>N</returncode>`;
+/// * `resolved` / `outcome`: from the sibling SWE-bench report
+///   `<root>/logs/<id>/report.json` when the file sits at `<root>/trajs/<id>/…`
+///   ([`swebench_report_path`]); both `None` when there is no report.
+///
+/// `instance_id` falls back to the file name without `.traj.json` when absent.
+pub fn read_mini_swe_agent(path: &Path) -> Result<Trajectory> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    let mut t = mini_swe_agent_from_value(path, &v)?;
+    if let Some(report) = swebench_report_path(path, &t.instance_id) {
+        let outcome = read_swebench_report(&report)?;
+        t.resolved = Some(outcome.resolved);
+        t.outcome = Some(outcome);
+    }
+    Ok(t)
+}
+
+/// The SWE-bench report beside a mini-swe-agent trajectory: for
+/// `<root>/trajs/<id>/<file>` it is `<root>/logs/<id>/report.json` (the layout of
+/// SWE-bench experiment folders). `None` when the layout differs or the file does not
+/// exist.
+pub fn swebench_report_path(traj_path: &Path, instance_id: &str) -> Option<PathBuf> {
+    let dir = traj_path.parent()?;
+    let trajs = dir.parent()?;
+    if trajs.file_name()? != "trajs" {
+        return None;
+    }
+    let id = dir.file_name()?.to_str().unwrap_or(instance_id);
+    let p = trajs.parent()?.join("logs").join(id).join("report.json");
+    p.is_file().then_some(p)
+}
+
+fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
+    let loc = Loc::file(path);
+    let top = as_object(&loc, v, "")?;
+    let instance_id = match opt_str(&loc, top, "instance_id", "")? {
+        Some(s) => s.to_string(),
+        None => {
+            let name = path.file_name().and_then(|s| s.to_str()).unwrap_or_default();
+            name.strip_suffix(".traj.json").unwrap_or(name).to_string()
+        }
+    };
+    let msgs = req_array(&loc, top, "messages", "")?;
+    let mut messages = Vec::with_capacity(msgs.len());
+    for (i, m) in msgs.iter().enumerate() {
+        let p = format!("messages[{i}]");
+        let m = as_object(&loc, m, &p)?;
+        let role = req_role(&loc, m, &p)?;
+        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
+        match role {
+            Role::Assistant => {
+                msg.tool_calls = bash_blocks(&msg.text).into_iter().map(bash_call).collect();
+                msg.reasoning = mini_reasoning(&loc, m, &p)?;
+            }
+            Role::User => msg.returncode = observation_returncode(&msg.text),
+            _ => {}
+        }
+        messages.push(msg);
+    }
+    Ok(Trajectory {
+        instance_id,
+        source: SOURCE_MINI_SWE_AGENT,
+        resolved: None,
+        tools: None,
+        outcome: None,
+        messages,
+    })
+}
+
+fn bash_call(body: &str) -> ToolCall {
+    let mut args = Map::new();
+    args.insert("command".into(), Value::String(body.to_string()));
+    ToolCall { id: None, name: "bash".into(), arguments: Value::Object(args), from_text: true }
+}
+
+/// `extra.response.choices[0].message.reasoning`; any missing link → `None`.
+fn mini_reasoning(loc: &Loc, m: &Map<String, Value>, path: &str) -> Result<Option<String>> {
+    let msg = get(m, "extra")
+        .and_then(|e| e.get("response"))
+        .and_then(|r| r.get("choices"))
+        .and_then(|c| c.get(0))
+        .and_then(|c| c.get("message"))
+        .and_then(Value::as_object);
+    match msg {
+        None => Ok(None),
+        Some(o) => Ok(opt_str(loc, o, "reasoning", &join(path, "extra.response.choices[0].message"))?
+            .map(str::to_string)),
+    }
+}
+
+/// Read a SWE-bench harness `report.json`: `{resolved, patch_successfully_applied,
+/// tests_status: {FAIL_TO_PASS: {success: [ids], failure: [ids]}, PASS_TO_PASS, ...}}`,
+/// or the same object nested under its instance id (`{"<id>": {...}}`, the harness's
+/// own layout). Counts are numbers of test ids. Errors name the file and field.
+pub fn read_swebench_report(path: &Path) -> Result<Outcome> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    let loc = Loc::file(path);
+    let mut obj = as_object(&loc, &v, "")?;
+    let mut base = String::new();
+    if !obj.contains_key("resolved") && obj.len() == 1 {
+        let (k, inner) = obj.iter().next().expect("one key");
+        base = k.clone();
+        obj = as_object(&loc, inner, &base)?;
+    }
+    let resolved = opt_bool(&loc, obj, "resolved", &base)?
+        .ok_or_else(|| loc.err(&join(&base, "resolved"), "missing"))?;
+    let patch_applied = opt_bool(&loc, obj, "patch_successfully_applied", &base)?;
+    let tp = join(&base, "tests_status");
+    let ts = as_object(&loc, req(&loc, obj, "tests_status", &base)?, &tp)?;
+    let counts = |key: &str| -> Result<Option<TestCounts>> {
+        let Some(e) = get(ts, key) else { return Ok(None) };
+        let ep = join(&tp, key);
+        let e = as_object(&loc, e, &ep)?;
+        let n = |k: &str| -> Result<usize> {
+            match get(e, k) {
+                None => Ok(0),
+                Some(Value::Array(a)) => Ok(a.len()),
+                Some(v) => Err(loc.err(&join(&ep, k), format!("expected an array, got {}", kind(v)))),
+            }
+        };
+        Ok(Some(TestCounts { success: n("success")?, failure: n("failure")? }))
+    };
+    Ok(Outcome {
+        resolved,
+        patch_applied,
+        fail_to_pass: counts("FAIL_TO_PASS")?.ok_or_else(|| loc.err(&join(&tp, "FAIL_TO_PASS"), "missing"))?,
+        pass_to_pass: counts("PASS_TO_PASS")?.ok_or_else(|| loc.err(&join(&tp, "PASS_TO_PASS"), "missing"))?,
+        fail_to_fail: counts("FAIL_TO_FAIL")?,
+        pass_to_fail: counts("PASS_TO_FAIL")?,
+    })
+}
+
+/// Read one SWE-agent `.traj` file from its `history` (the chat as sent to the model).
+///
+/// * `content`: string or list of `{type: "text", text}` parts;
+/// * assistant: structured `tool_calls` when present (function-calling files); else
+///   the `action` field (older text-command files such as the pydicom run) becomes one
+///   text-style call via [`swe_agent_command_call`] (first word = tool name);
+/// * tool messages: `tool_call_ids` → `tool_call_id`, name from the call answered.
+///
+/// `instance_id` is the file stem (the files carry none); `resolved` is `None`
+/// (`info.exit_status` "submitted" is not an evaluation). `thought` is part of
+/// `content` and is not copied to `reasoning`.
+pub fn read_swe_agent_traj(path: &Path) -> Result<Trajectory> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    swe_agent_from_value(path, &v)
+}
+
+fn swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
+    let loc = Loc::file(path);
+    let top = as_object(&loc, v, "")?;
+    let hist = req_array(&loc, top, "history", "")?;
+    let mut messages = Vec::with_capacity(hist.len());
+    for (i, m) in hist.iter().enumerate() {
+        let p = format!("history[{i}]");
+        let m = as_object(&loc, m, &p)?;
+        let role = req_role(&loc, m, &p)?;
+        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
+        msg.tool_calls = openai_tool_calls(&loc, m, &p)?;
+        if role == Role::Assistant && msg.tool_calls.is_empty() {
+            if let Some(action) = opt_str(&loc, m, "action", &p)? {
+                msg.tool_calls.extend(swe_agent_command_call(action));
+            }
+        }
+        if let Some(ids) = get(m, "tool_call_ids") {
+            let ip = join(&p, "tool_call_ids");
+            let ids = ids.as_array().ok_or_else(|| loc.err(&ip, format!("expected an array, got {}", kind(ids))))?;
+            let mut out = Vec::new();
+            for (k, id) in ids.iter().enumerate() {
+                out.push(id.as_str().ok_or_else(|| loc.err(&format!("{ip}[{k}]"), format!("expected a string, got {}", kind(id))))?);
+            }
+            if !out.is_empty() {
+                msg.tool_call_id = Some(out.join(","));
+            }
+        }
+        if msg.tool_call_id.is_none() {
+            msg.tool_call_id = opt_str(&loc, m, "tool_call_id", &p)?.map(str::to_string);
+        }
+        messages.push(msg);
+    }
+    link_tool_names(&mut messages);
+    let instance_id = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, outcome: None, messages })
+}
+
+/// Read OpenHands rows (a JSON array; SWE-Gym/OpenHands-Sampled-Trajectories as
+/// extracted by ADP): row {`instance_id`, `resolved`, `tools`, `messages`}, messages in
+/// OpenAI form {`role`, `content` (string/null/parts), `tool_calls`, `tool_call_id`,
+/// `name`}. `arguments` JSON strings are parsed (must be objects; `""` = `{}`).
+pub fn read_openhands_rows(path: &Path) -> Result<Vec<Trajectory>> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    let loc = Loc::file(path);
+    rows_of(&loc, &v)?.iter().enumerate().map(|(r, row)| openhands_row(loc.row(r), row)).collect()
+}
+
+fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
+    let row = as_object(&loc, row, "")?;
+    let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
+    let resolved = opt_bool(&loc, row, "resolved", "")?;
+    let tools = get(row, "tools").cloned();
+    let msgs = req_array(&loc, row, "messages", "")?;
+    let mut messages = Vec::with_capacity(msgs.len());
+    for (i, m) in msgs.iter().enumerate() {
+        let p = format!("messages[{i}]");
+        let m = as_object(&loc, m, &p)?;
+        let role = req_role(&loc, m, &p)?;
+        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
+        msg.tool_calls = openai_tool_calls(&loc, m, &p)?;
+        msg.tool_call_id = opt_str(&loc, m, "tool_call_id", &p)?.map(str::to_string);
+        if role == Role::Tool {
+            msg.tool_name = opt_str(&loc, m, "name", &p)?.map(str::to_string);
+        }
+        messages.push(msg);
+    }
+    link_tool_names(&mut messages);
+    Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, outcome: None, messages })
+}
+
+/// Read nebius/SWE-agent-trajectories rows (a JSON array): row {`instance_id`, `target`
+/// (resolved), `trajectory`}, `trajectory[*]` {`role` system/user/ai, `text`,
+/// `system_prompt` (system row, whose `text` is empty), `mask`}.
+///
+/// * `mask` → [`Message::mask`] and [`Message::train`];
+/// * the system row's text is its `system_prompt` when `text` is empty;
+/// * an `ai` message's command is the last top-level fenced block
+///   ([`swe_agent_text_action`], SWE-agent's own parser for this format); when there is
+///   one and it is not blank it becomes one text-style call named after its first word
+///   ([`swe_agent_command_call`]). Messages without such a block get no call.
+pub fn read_nebius_rows(path: &Path) -> Result<Vec<Trajectory>> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    let loc = Loc::file(path);
+    rows_of(&loc, &v)?.iter().enumerate().map(|(r, row)| nebius_row(loc.row(r), row)).collect()
+}
+
+fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
+    let row = as_object(&loc, row, "")?;
+    let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
+    let resolved = opt_bool(&loc, row, "target", "")?;
+    let steps = req_array(&loc, row, "trajectory", "")?;
+    let mut messages = Vec::with_capacity(steps.len());
+    for (i, m) in steps.iter().enumerate() {
+        let p = format!("trajectory[{i}]");
+        let m = as_object(&loc, m, &p)?;
+        let role = req_role(&loc, m, &p)?;
+        let mut text = opt_str(&loc, m, "text", &p)?.unwrap_or_default().to_string();
+        if role == Role::System && text.is_empty() {
+            text = opt_str(&loc, m, "system_prompt", &p)?.unwrap_or_default().to_string();
+        }
+        let mut msg = Message::new(i, role, text);
+        msg.mask = opt_bool(&loc, m, "mask", &p)?;
+        msg.train = msg.mask;
+        if role == Role::Assistant {
+            msg.tool_calls.extend(swe_agent_text_action(&msg.text).and_then(swe_agent_command_call));
+        }
+        messages.push(msg);
+    }
+    Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved, tools: None, outcome: None, messages })
+}
+
+/// Read SWE-bench/SWE-smith-trajectories rows (a JSON array): row {`instance_id`,
+/// `resolved`, `messages` [{`role`, `content`}]}. Assistant tool calls are parsed from
+/// the XML-style text ([`xml_function_calls`]).
+pub fn read_swe_smith_rows(path: &Path) -> Result<Vec<Trajectory>> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    let loc = Loc::file(path);
+    rows_of(&loc, &v)?.iter().enumerate().map(|(r, row)| swe_smith_row(loc.row(r), row)).collect()
+}
+
+fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
+    let row = as_object(&loc, row, "")?;
+    let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
+    let resolved = opt_bool(&loc, row, "resolved", "")?;
+    let msgs = req_array(&loc, row, "messages", "")?;
+    let mut messages = Vec::with_capacity(msgs.len());
+    for (i, m) in msgs.iter().enumerate() {
+        let p = format!("messages[{i}]");
+        let m = as_object(&loc, m, &p)?;
+        let role = req_role(&loc, m, &p)?;
+        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
+        if role == Role::Assistant {
+            msg.tool_calls = xml_function_calls(&msg.text);
+        }
+        messages.push(msg);
+    }
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, outcome: None, messages })
+}
+
+/// Read LLaMA-Factory v1 JSONL: one row a line {`messages`, `tools` (JSON string or
+/// array of OpenAI function schemas)}; blank lines skipped, LF or CRLF.
+/// `messages[*]` {`role`, `content`: [{`type`: "text" | "reasoning" | "tool_call",
+/// `value`: string}], `loss_weight`?}; a `tool_call` value is a JSON string
+/// `{"name", "arguments"}` (`arguments` an object or a JSON string of one).
+///
+/// * text parts are concatenated into `text`, reasoning parts into `reasoning`;
+/// * `loss_weight` as given; `train` = weight > 1e-6 with LLaMA-Factory's default
+///   weight 1.0 for assistant and 0.0 otherwise (`src/llamafactory/v1/core/rendering`);
+/// * `instance_id` = `<file stem>:<row index>` (0-based over non-blank lines).
+pub fn read_llamafactory_jsonl(path: &Path) -> Result<Vec<Trajectory>> {
+    let text = read_text(path)?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    let mut out = Vec::new();
+    for (lineno, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let row_index = out.len();
+        let loc = Loc { file: path, row: Some(row_index), line: Some(lineno + 1) };
+        let v: Value = serde_json::from_str(line).map_err(|e| loc.err("", format!("not JSON: {e}")))?;
+        out.push(llamafactory_row(loc, &v, format!("{stem}:{row_index}"))?);
+    }
+    Ok(out)
+}
+
+fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajectory> {
+    let row = as_object(&loc, row, "")?;
+    let tools = match get(row, "tools") {
+        None => None,
+        Some(Value::String(s)) if s.trim().is_empty() => None,
+        Some(Value::String(s)) => {
+            Some(serde_json::from_str::<Value>(s).map_err(|e| loc.err("tools", format!("not JSON: {e}")))?)
+        }
+        Some(v) => Some(v.clone()),
+    };
+    let msgs = req_array(&loc, row, "messages", "")?;
+    let mut messages = Vec::with_capacity(msgs.len());
+    for (i, m) in msgs.iter().enumerate() {
+        let p = format!("messages[{i}]");
+        let m = as_object(&loc, m, &p)?;
+        let role = req_role(&loc, m, &p)?;
+        let mut msg = Message::new(i, role, String::new());
+        let cp = join(&p, "content");
+        let parts = req_array(&loc, m, "content", &p)?;
+        for (k, part) in parts.iter().enumerate() {
+            let pp = format!("{cp}[{k}]");
+            let part = as_object(&loc, part, &pp)?;
+            let ty = req_str(&loc, part, "type", &pp)?;
+            let value = req_str(&loc, part, "value", &pp)?;
+            match ty {
+                "text" => msg.text.push_str(value),
+                "reasoning" => msg.reasoning.get_or_insert_with(String::new).push_str(value),
+                "tool_call" => {
+                    let vp = join(&pp, "value");
+                    let call: Value =
+                        serde_json::from_str(value).map_err(|e| loc.err(&vp, format!("not JSON: {e}")))?;
+                    let call = as_object(&loc, &call, &vp)?;
+                    let name = req_str(&loc, call, "name", &vp)?.to_string();
+                    let arguments = call_arguments(&loc, get(call, "arguments"), &join(&vp, "arguments"))?;
+                    msg.tool_calls.push(ToolCall { id: None, name, arguments, from_text: false });
+                }
+                other => return Err(loc.err(&join(&pp, "type"), format!("unsupported part type {other:?}"))),
+            }
+        }
+        msg.loss_weight = match get(m, "loss_weight") {
+            None => None,
+            Some(v) => Some(v.as_f64().ok_or_else(|| {
+                loc.err(&join(&p, "loss_weight"), format!("expected a number, got {}", kind(v)))
+            })?),
+        };
+        let weight = msg.loss_weight.unwrap_or(if role == Role::Assistant { 1.0 } else { 0.0 });
+        msg.train = Some(weight > 1e-6);
+        messages.push(msg);
+    }
+    Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, outcome: None, messages })
+}
+
+/// Read any of the six formats, chosen from the content:
+///
+/// * a JSON object with `trajectory_format` starting `mini-swe-agent`, or with
+///   `messages` + `info` → [`read_mini_swe_agent`];
+/// * a JSON object with `history` → [`read_swe_agent_traj`];
+/// * a JSON array whose first row has `trajectory` → nebius; has `messages` whose
+///   `content` is a list of `{type, value}` parts → LLaMA-Factory (array form); has
+///   `tools` or a message with `tool_calls` → openhands; has `traj_id` or an assistant
+///   message containing `<function=` → swe-smith;
+/// * otherwise, one JSON object a line whose first row has typed content parts →
+///   [`read_llamafactory_jsonl`].
+///
+/// An empty array gives no trajectories. Anything else is an error naming the file.
+pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
+    let text = read_text(path)?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(o)) => {
+            let is_mini = o.get("trajectory_format").and_then(Value::as_str).is_some_and(|f| f.starts_with("mini-swe-agent"))
+                || (o.contains_key("messages") && o.contains_key("info"));
+            if is_mini {
+                return read_mini_swe_agent(path).map(|t| vec![t]);
+            }
+            if o.contains_key("history") {
+                return swe_agent_from_value(path, &Value::Object(o)).map(|t| vec![t]);
+            }
+            if o.get("messages").is_some_and(has_typed_parts) {
+                return read_llamafactory_jsonl(path);
+            }
+            bail!("{}: not a recognized trajectory format (a JSON object without `messages`+`info`, `trajectory_format` or `history`)", path.display())
+        }
+        Ok(Value::Array(rows)) => {
+            let loc = Loc::file(path);
+            let Some(first) = rows.first() else { return Ok(Vec::new()) };
+            let first = first.as_object().ok_or_else(|| loc.row(0).err("", format!("expected an object, got {}", kind(first))))?;
+            let msgs = first.get("messages").and_then(Value::as_array);
+            let row_fn: fn(Loc, &Value) -> Result<Trajectory> = if first.contains_key("trajectory") {
+                nebius_row
+            } else if first.get("messages").is_some_and(has_typed_parts) {
+                let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+                return rows
+                    .iter()
+                    .enumerate()
+                    .map(|(r, row)| llamafactory_row(loc.row(r), row, format!("{stem}:{r}")))
+                    .collect();
+            } else if first.contains_key("tools")
+                || msgs.is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null())))
+            {
+                openhands_row
+            } else if first.contains_key("traj_id")
+                || msgs.is_some_and(|ms| {
+                    ms.iter().any(|m| {
+                        m.get("role").and_then(Value::as_str) == Some("assistant")
+                            && m.get("content").and_then(Value::as_str).is_some_and(|c| c.contains("<function="))
+                    })
+                })
+            {
+                swe_smith_row
+            } else {
+                bail!("{}: row 0: not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)", path.display())
+            };
+            rows.iter().enumerate().map(|(r, row)| row_fn(loc.row(r), row)).collect()
+        }
+        Ok(v) => bail!("{}: not a recognized trajectory format (top-level JSON {})", path.display(), kind(&v)),
+        Err(whole_err) => {
+            let first = text.lines().find(|l| !l.trim().is_empty());
+            let first: Option<Value> = first.and_then(|l| serde_json::from_str(l).ok());
+            match first {
+                Some(v) if v.get("messages").is_some_and(has_typed_parts) => read_llamafactory_jsonl(path),
+                Some(_) => bail!("{}: JSONL rows without LLaMA-Factory typed content parts: not a recognized trajectory format", path.display()),
+                None => bail!("{}: not JSON: {whole_err}", path.display()),
+            }
+        }
+    }
+}
+
+/// Whether a `messages` value uses typed parts `[{type, value}]` (LLaMA-Factory v1).
+fn has_typed_parts(messages: &Value) -> bool {
+    messages.as_array().is_some_and(|ms| {
+        ms.iter().any(|m| {
+            m.get("content").and_then(Value::as_array).is_some_and(|parts| {
+                parts.iter().any(|p| p.get("type").is_some() && p.get("value").is_some())
+            })
+        })
+    })
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule: shell commands of a message
+// ---------------------------------------------------------------------------------------
+
+/// Tool names whose calls run a shell command held in the `command` argument (or `cmd`):
+///
+/// | name | used by |
+/// |---|---|
+/// | `bash` | SWE-agent function calling, swe-smith, mini-swe-agent blocks (named so here) |
+/// | `execute_bash` | OpenHands CodeAct |
+/// | `run`, `shell`, `terminal`, `run_command`, `execute_command`, `run_shell_command` | other agent harnesses (names only; no data here) |
+pub const BASH_TOOL_NAMES: &[&str] =
+    &["bash", "execute_bash", "run", "shell", "terminal", "run_command", "execute_command", "run_shell_command"];
+
+/// Text-style tool names that are *not* shell commands: SWE-agent's interface commands
+/// (the `COMMANDS:` list of the system prompts in the pydicom and nebius data: `open`,
+/// `goto`, `scroll_down`, `scroll_up`, `create`, `submit`, `search_dir`, `search_file`,
+/// `find_file`, `edit`; plus later SWE-agent tools `insert`, `append`, `filemap`) and
+/// the non-bash functions of the swe-smith XML format (`str_replace_editor`, `submit`,
+/// `finish`). SWE-agent hands every other text command line to bash.
+pub const TEXT_INTERFACE_COMMANDS: &[&str] = &[
+    "open", "goto", "scroll_down", "scroll_up", "create", "submit", "search_dir", "search_file",
+    "find_file", "edit", "insert", "append", "filemap", "str_replace_editor", "finish",
+];
+
+/// Whether a call runs a shell command: its name is in [`BASH_TOOL_NAMES`], or it is a
+/// text-style call (`from_text`) whose name is not in [`TEXT_INTERFACE_COMMANDS`]
+/// (a SWE-agent text command such as `python reproduce.py` or `rm x`, which SWE-agent
+/// runs in bash).
+pub fn is_shell_call(call: &ToolCall) -> bool {
+    BASH_TOOL_NAMES.contains(&call.name.as_str())
+        || (call.from_text && !TEXT_INTERFACE_COMMANDS.contains(&call.name.as_str()))
+}
+
+/// The shell commands a message runs, in call order: the `command` (else `cmd`) string
+/// argument of every call for which [`is_shell_call`] holds. Calls without such a
+/// string argument are skipped. Any role is accepted (only assistant messages have
+/// calls).
+pub fn bash_commands(message: &Message) -> Vec<String> {
+    message
+        .tool_calls
+        .iter()
+        .filter(|c| is_shell_call(c))
+        .filter_map(|c| {
+            let a = c.arguments.as_object()?;
+            a.get("command").or_else(|| a.get("cmd")).and_then(Value::as_str).map(str::to_string)
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule: git history queries (SPEC §3.4)
+// ---------------------------------------------------------------------------------------
+
+/// git subcommands that query history (SPEC §3.4 "history queries").
+pub const GIT_HISTORY_SUBCOMMANDS: &[&str] = &["log", "show", "blame", "rev-list", "reflog"];
+
+/// Whether a shell command line runs `git log`, `git show`, `git blame`, `git rev-list`
+/// or `git reflog` (SPEC §3.4) anywhere.
+///
+/// The line is split like a shell would into simple commands: at `;`, `&&`, `||`, `|`,
+/// `&`, newlines and parentheses; quotes and backslashes are honoured; heredoc bodies
+/// and `#` comments are skipped; command substitutions `$(…)` and `` `…` `` (also inside
+/// double quotes), process substitutions `<(…)`, and the script of `bash|sh|zsh|dash -c
+/// '…'` are split recursively (they do run). In each simple command, leading `VAR=x`
+/// assignments, the keywords `if then else elif do while until ! {`, and wrappers
+/// `sudo env time command exec nohup nice timeout stdbuf xargs` (with their options) are
+/// skipped; the command must then be `git` (any path ending in `/git`) and, after
+/// git's global options (`-C dir`, `-c k=v`, `--git-dir x`, `--work-tree x`,
+/// `--namespace x`, `--no-pager`, `-P`, ...), the subcommand one of
+/// [`GIT_HISTORY_SUBCOMMANDS`].
+///
+/// Decisions: a `git log` that is only mentioned — inside a quoted argument (`echo "git
+/// log"`, `grep "git show"`), in a heredoc body, in a comment, or in a Python string —
+/// is **not** a run and gives `false`; `echo "$(git log -1)"` runs it and gives `true`.
+/// `git stash show`, `git diff`, `git status`, `git shortlog`, aliases and `git help
+/// log` give `false`.
+pub fn is_git_history_command(command: &str) -> bool {
+    git_history_at_depth(command, 0)
+}
+
+const MAX_SHELL_DEPTH: usize = 8;
+
+fn git_history_at_depth(command: &str, depth: usize) -> bool {
+    if depth > MAX_SHELL_DEPTH {
+        return false;
+    }
+    shell_simple_commands(command, depth).iter().any(|words| runs_git_history(words, depth))
+}
+
+/// Words that may precede the command of a simple command.
+const SHELL_KEYWORDS: &[&str] = &["!", "{", "if", "then", "else", "elif", "do", "while", "until"];
+
+/// Command wrappers: (name, options that take a separate value, positional arguments
+/// before the wrapped command).
+const WRAPPERS: &[(&str, &[&str], usize)] = &[
+    ("sudo", &["-u", "-g", "-C", "-h", "-p", "-U", "-r", "-t", "-D", "-T"], 0),
+    ("env", &["-u", "-C", "-S", "--unset", "--chdir", "--split-string"], 0),
+    ("time", &["-f", "-o", "--format", "--output"], 0),
+    ("command", &[], 0),
+    ("exec", &["-a"], 0),
+    ("nohup", &[], 0),
+    ("nice", &["-n", "--adjustment"], 0),
+    ("timeout", &["-s", "--signal", "-k", "--kill-after"], 1),
+    ("stdbuf", &["-i", "-o", "-e"], 0),
+    ("xargs", &["-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--delimiter", "--max-args", "--max-procs", "--arg-file"], 0),
+];
+
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash"];
+
+/// git global options that take the next word as their value.
+const GIT_VALUE_OPTIONS: &[&str] =
+    &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--list-cmds"];
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+fn is_assignment(word: &str) -> bool {
+    let Some(eq) = word.find('=') else { return false };
+    let name = word[..eq].strip_suffix('+').unwrap_or(&word[..eq]);
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn runs_git_history(words: &[String], depth: usize) -> bool {
+    let mut i = 0;
+    loop {
+        let Some(w) = words.get(i) else { return false };
+        if is_assignment(w) || SHELL_KEYWORDS.contains(&w.as_str()) {
+            i += 1;
+            continue;
+        }
+        if let Some((name, value_opts, positional)) = WRAPPERS.iter().find(|(n, ..)| *n == basename(w)) {
+            i += 1;
+            while let Some(o) = words.get(i) {
+                if o == "--" {
+                    i += 1;
+                    break;
+                }
+                if o.starts_with('-') && o.len() > 1 {
+                    i += if value_opts.contains(&o.as_str()) { 2 } else { 1 };
+                } else if *name == "env" && is_assignment(o) {
+                    i += 1;
+                } else {
+                    break;
+                }
+            }
+            i += positional;
+            continue;
+        }
+        break;
+    }
+    let cmd = basename(&words[i]);
+    if SHELLS.contains(&cmd) {
+        let mut j = i + 1;
+        while let Some(o) = words.get(j) {
+            if o.starts_with('-') && !o.starts_with("--") && o[1..].contains('c') {
+                return words.get(j + 1).is_some_and(|script| git_history_at_depth(script, depth + 1));
+            }
+            if o == "-o" || o == "+o" || o == "-O" || o == "+O" {
+                j += 2;
+            } else if o.starts_with('-') || o.starts_with('+') {
+                j += 1;
+            } else {
+                return false;
+            }
+        }
+        return false;
+    }
+    if cmd != "git" {
+        return false;
+    }
+    let mut j = i + 1;
+    while let Some(o) = words.get(j) {
+        if GIT_VALUE_OPTIONS.contains(&o.as_str()) {
+            j += 2;
+        } else if o.starts_with('-') {
+            j += 1;
+        } else {
+            return GIT_HISTORY_SUBCOMMANDS.contains(&o.as_str());
+        }
+    }
+    false
+}
+
+/// Split a shell command line into simple commands (lists of words, quotes removed).
+/// Commands inside substitutions come out as commands of their own (order is not
+/// meaningful).
+fn shell_simple_commands(src: &str, depth: usize) -> Vec<Vec<String>> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut lx = ShellLexer { depth, ..ShellLexer::default() };
+    lx.run(&chars);
+    lx.out
+}
+
+#[derive(Default)]
+struct ShellLexer {
+    depth: usize,
+    out: Vec<Vec<String>>,
+    words: Vec<String>,
+    word: Option<String>,
+    /// The next word is a redirection target (dropped).
+    skip_target: bool,
+    /// The next word is a heredoc delimiter; `Some(strip_tabs)` for `<<` / `<<-`.
+    heredoc_next: Option<bool>,
+    /// Heredocs whose bodies start after the current line: (delimiter, strip tabs).
+    heredocs: Vec<(String, bool)>,
+}
+
+impl ShellLexer {
+    fn push(&mut self, c: char) {
+        self.word.get_or_insert_with(String::new).push(c);
+    }
+    fn push_str(&mut self, s: &[char]) {
+        self.word.get_or_insert_with(String::new).extend(s.iter());
+    }
+    fn end_word(&mut self) {
+        if let Some(w) = self.word.take() {
+            if let Some(strip) = self.heredoc_next.take() {
+                self.heredocs.push((w, strip));
+            } else if self.skip_target {
+                self.skip_target = false;
+            } else {
+                self.words.push(w);
+            }
+        }
+    }
+    fn end_command(&mut self) {
+        self.end_word();
+        if !self.words.is_empty() {
+            self.out.push(std::mem::take(&mut self.words));
+        }
+        self.skip_target = false;
+        self.heredoc_next = None;
+    }
+    /// Split `inner` recursively and add its commands.
+    fn nested(&mut self, inner: &[char]) {
+        if self.depth < MAX_SHELL_DEPTH {
+            let mut lx = ShellLexer { depth: self.depth + 1, ..ShellLexer::default() };
+            lx.run(inner);
+            self.out.append(&mut lx.out);
+        }
+    }
+    /// `c[open] == '('`: a command/process substitution body up to the matching `)`.
+    /// Returns the index after it.
+    fn substitution(&mut self, c: &[char], start: usize, open: usize) -> usize {
+        let close = matching_paren(c, open);
+        self.nested(&c[open + 1..close.min(c.len())]);
+        self.push_str(&c[start..(close + 1).min(c.len())]);
+        close + 1
+    }
+    fn backtick(&mut self, c: &[char], open: usize) -> usize {
+        let mut j = open + 1;
+        while j < c.len() && c[j] != '`' {
+            j += if c[j] == '\\' { 2 } else { 1 };
+        }
+        let close = j.min(c.len());
+        self.nested(&c[open + 1..close]);
+        self.push_str(&c[open..(close + 1).min(c.len())]);
+        close + 1
+    }
+    fn skip_heredoc_bodies(&mut self, c: &[char], mut i: usize) -> usize {
+        for (delim, strip) in std::mem::take(&mut self.heredocs) {
+            while i < c.len() {
+                let end = c[i..].iter().position(|&ch| ch == '\n').map_or(c.len(), |p| i + p);
+                let mut line: String = c[i..end].iter().collect();
+                if line.ends_with('\r') {
+                    line.pop();
+                }
+                let line = if strip { line.trim_start_matches('\t') } else { line.as_str() };
+                let done = line == delim;
+                i = end + 1;
+                if done {
+                    break;
+                }
+            }
+        }
+        i.min(c.len())
+    }
+    fn run(&mut self, c: &[char]) {
+        let n = c.len();
+        let mut i = 0;
+        while i < n {
+            let ch = c[i];
+            let next = c.get(i + 1).copied();
+            match ch {
+                '\\' => {
+                    match next {
+                        Some('\n') => {}
+                        Some(x) => self.push(x),
+                        None => self.push('\\'),
+                    }
+                    i += 2;
+                }
+                '\'' => {
+                    let end = c[i + 1..].iter().position(|&x| x == '\'').map_or(n, |p| i + 1 + p);
+                    self.push_str(&c[i + 1..end]);
+                    i = end + 1;
+                }
+                '"' => {
+                    self.word.get_or_insert_with(String::new);
+                    i += 1;
+                    while i < n && c[i] != '"' {
+                        if c[i] == '\\' && i + 1 < n {
+                            match c[i + 1] {
+                                '$' | '`' | '"' | '\\' => self.push(c[i + 1]),
+                                '\n' => {}
+                                x => {
+                                    self.push('\\');
+                                    self.push(x);
+                                }
+                            }
+                            i += 2;
+                        } else if c[i] == '$' && c.get(i + 1) == Some(&'(') {
+                            i = self.substitution(c, i, i + 1);
+                        } else if c[i] == '`' {
+                            i = self.backtick(c, i);
+                        } else {
+                            self.push(c[i]);
+                            i += 1;
+                        }
+                    }
+                    i += 1;
+                }
+                '$' if next == Some('(') => i = self.substitution(c, i, i + 1),
+                '`' => i = self.backtick(c, i),
+                '#' if self.word.is_none() => {
+                    while i < n && c[i] != '\n' {
+                        i += 1;
+                    }
+                }
+                ' ' | '\t' | '\r' => {
+                    self.end_word();
+                    i += 1;
+                }
+                '\n' => {
+                    self.end_command();
+                    i = self.skip_heredoc_bodies(c, i + 1);
+                }
+                ';' | '(' | ')' => {
+                    self.end_command();
+                    i += 1;
+                }
+                '&' if next == Some('>') => {
+                    self.end_word();
+                    i += 2;
+                    if c.get(i) == Some(&'>') {
+                        i += 1;
+                    }
+                    self.skip_target = true;
+                }
+                '&' | '|' => {
+                    self.end_command();
+                    i += if next == Some(ch) || (ch == '|' && next == Some('&')) { 2 } else { 1 };
+                }
+                '<' | '>' => {
+                    // A word of digits right before is a file descriptor, not an argument.
+                    if self.word.as_deref().is_some_and(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_digit())) {
+                        self.word = None;
+                    } else {
+                        self.end_word();
+                    }
+                    if next == Some('(') {
+                        i = self.substitution(c, i, i + 1);
+                        self.end_word();
+                    } else if ch == '<' && next == Some('<') {
+                        if c.get(i + 2) == Some(&'<') {
+                            i += 3;
+                            self.skip_target = true;
+                        } else {
+                            let strip = c.get(i + 2) == Some(&'-');
+                            i += if strip { 3 } else { 2 };
+                            self.heredoc_next = Some(strip);
+                        }
+                    } else {
+                        i += 1;
+                        if matches!(c.get(i), Some('>' | '&' | '|')) || (ch == '<' && c.get(i) == Some(&'>')) {
+                            i += 1;
+                        }
+                        self.skip_target = true;
+                    }
+                }
+                _ => {
+                    self.push(ch);
+                    i += 1;
+                }
+            }
+        }
+        self.end_command();
+    }
+}
+
+/// Index of the `)` matching `c[open] == '('`, honouring quotes, backslashes, backticks
+/// and nesting; `c.len()` when unclosed.
+fn matching_paren(c: &[char], open: usize) -> usize {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < c.len() {
+        match c[i] {
+            '\\' => i += 1,
+            '\'' => {
+                i += 1;
+                while i < c.len() && c[i] != '\'' {
+                    i += 1;
+                }
+            }
+            '"' => {
+                i += 1;
+                while i < c.len() && c[i] != '"' {
+                    if c[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '`' => {
+                i += 1;
+                while i < c.len() && c[i] != '`' {
+                    if c[i] == '\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    c.len()
+}
