@@ -50,8 +50,8 @@ pub enum Command {
     Examples(splits::ExamplesArgs),
     /// Print or export report views (table, CSV, JSON), each stamped with its view.
     Report(report::Args),
-    /// List the versioned views in the database with their SHA-256.
-    Views,
+    /// List the versioned SQL views with their SHA-256; `views build` renders SFT views.
+    Views(views::Args),
     /// Run a SQL query with the sph_ functions registered.
     Sql(sql::Args),
     /// Build a database (default sphragis-demo.duckdb, replaced) from the bundled samples,
@@ -145,7 +145,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Verify(args) => splits::verify(db, args),
         Command::Examples(args) => splits::examples(db, args),
         Command::Report(args) => report::run(db, args),
-        Command::Views => views::run(db),
+        Command::Views(args) => views::run(db, args, &ui),
         Command::Sql(args) => sql::run(db, args),
         Command::Demo(_) => unreachable!("handled above"),
     }

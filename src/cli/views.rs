@@ -1,15 +1,88 @@
-//! `sphragis views`: the versioned views recorded in the database.
+//! `sphragis views`: the versioned SQL views recorded in the database, and
+//! `sphragis views build`: render loaded trajectories into tokenized SFT views.
 
-use super::CliError;
-use std::path::Path;
+use super::{CliError, Ui};
+use crate::sft::build::{BuildOptions, Policy, build};
+use crate::sft::render::ChatTemplate;
+use std::path::{Path, PathBuf};
 
-pub fn run(db: &Path) -> Result<(), CliError> {
-    let conn = crate::db::open_read_only(db)?;
-    let table = crate::report::query(
-        &conn,
-        "select name, base_name, version, sha256, source, registered_at from sph_views order by base_name, version",
-        &[],
-    )?;
-    print!("{}", crate::report::render_table(&table));
-    Ok(())
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Option<Action>,
+}
+
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Render loaded trajectories with a chat template and a tokenizer.json into view
+    /// JSONL (ids, loss mask, message spans, keep_msgs, ledger), for `load views`.
+    Build(BuildArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct BuildArgs {
+    /// The tokenizer.json to tokenize with.
+    #[arg(long)]
+    pub tokenizer: PathBuf,
+    /// A Jinja chat template file; default: the bundled Qwen3 training template (TRL).
+    #[arg(long)]
+    pub template: Option<PathBuf>,
+    /// Pool name written on every view.
+    #[arg(long)]
+    pub pool: String,
+    /// Supervision: all (every assistant message), final (the last one), window:I-J
+    /// (assistant messages I..=J), keep:I,J,... (these messages).
+    #[arg(long, default_value = "all")]
+    pub policy: String,
+    /// Only this instance (repeatable); default: every loaded trajectory.
+    #[arg(long = "instance")]
+    pub instances: Vec<String>,
+    /// Output JSONL file.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
+    match args.action {
+        None => {
+            let conn = crate::db::open_read_only(db)?;
+            let table = crate::report::query(
+                &conn,
+                "select name, base_name, version, sha256, source, registered_at from sph_views order by base_name, version",
+                &[],
+            )?;
+            print!("{}", crate::report::render_table(&table));
+            Ok(())
+        }
+        Some(Action::Build(b)) => {
+            let policy = Policy::parse(&b.policy).map_err(|error| CliError { error, exit_code: 2 })?;
+            let conn = crate::db::open_read_only(db)?;
+            let (template, template_text) = match &b.template {
+                Some(p) => {
+                    let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
+                    (ChatTemplate::new(&text)?, text)
+                }
+                None => (ChatTemplate::qwen3_training(), include_str!("../sft/templates/qwen3_training.jinja").to_string()),
+            };
+            let bytes = std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
+            let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
+                .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
+            let options = BuildOptions {
+                pool: b.pool,
+                policy,
+                instances: b.instances,
+                tokenizer_sha256: crate::hash::sha256_hex(&bytes),
+                template_sha256: crate::hash::sha256_hex(template_text.as_bytes()),
+            };
+            let file = std::fs::File::create(&b.out).map_err(|e| anyhow::anyhow!("{}: {e}", b.out.display()))?;
+            let mut out = std::io::BufWriter::new(file);
+            let bar = ui.spinner(format!("rendering into {}", b.out.display()));
+            let n = build(&conn, &template, &tokenizer, &options, &mut out, &mut |n| bar.set_position(n))?;
+            bar.finish_and_clear();
+            use std::io::Write;
+            out.flush()?;
+            println!("wrote {n} views to {}; load them with `sphragis load views {}`", b.out.display(), b.out.display());
+            Ok(())
+        }
+    }
 }

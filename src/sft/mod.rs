@@ -5,4 +5,5 @@
 //! yet.
 
 pub mod render;
+pub mod build;
 pub mod views;

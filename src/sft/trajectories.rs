@@ -1395,3 +1395,641 @@ fn matching_paren(c: &[char], open: usize) -> usize {
     }
     c.len()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// The shared data folder: `SPHRAGIS_SHARED`, default `/work/shared`.
+    fn shared() -> PathBuf {
+        std::env::var_os("SPHRAGIS_SHARED").map_or_else(|| PathBuf::from("/work/shared"), PathBuf::from)
+    }
+
+    fn sft(rel: &str) -> PathBuf {
+        shared().join("data/sft").join(rel)
+    }
+
+    fn count_role(t: &Trajectory, role: Role) -> usize {
+        t.messages.iter().filter(|m| m.role == role).count()
+    }
+
+    fn call_names(t: &Trajectory) -> Vec<&str> {
+        t.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.name.as_str())).collect()
+    }
+
+    fn name_counts(t: &Trajectory) -> BTreeMap<&str, usize> {
+        let mut m = BTreeMap::new();
+        for n in call_names(t) {
+            *m.entry(n).or_insert(0) += 1;
+        }
+        m
+    }
+
+    fn git_history_count(t: &Trajectory) -> usize {
+        t.messages
+            .iter()
+            .filter(|m| m.role == Role::Assistant)
+            .flat_map(bash_commands)
+            .filter(|c| is_git_history_command(c))
+            .count()
+    }
+
+    fn temp_file(name: &str, content: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("traj-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    // ---------------------------------------------------------------- mini-swe-agent
+
+    fn read_all_mini() -> Vec<Trajectory> {
+        let root = sft("mini-swe-agent-gemini3pro/trajs");
+        let mut ids: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        ids.sort();
+        ids.iter().map(|id| read_mini_swe_agent(&root.join(id).join(format!("{id}.traj.json"))).unwrap()).collect()
+    }
+
+    #[test]
+    fn mini_swe_agent_totals() {
+        let ts = read_all_mini();
+        assert_eq!(ts.len(), 43);
+        assert!(ts.iter().all(|t| t.source == SOURCE_MINI_SWE_AGENT && t.outcome.is_some()));
+        assert_eq!(ts.iter().filter(|t| t.resolved == Some(true)).count(), 24);
+        assert_eq!(ts.iter().filter(|t| t.resolved == Some(false)).count(), 19);
+        let msgs: Vec<&Message> = ts.iter().flat_map(|t| &t.messages).collect();
+        assert_eq!(msgs.len(), 3612);
+        let asst: Vec<&&Message> = msgs.iter().filter(|m| m.role == Role::Assistant).collect();
+        assert_eq!(asst.len(), 1763);
+        assert_eq!(msgs.iter().filter(|m| m.role == Role::User).count(), 1806);
+        assert_eq!(msgs.iter().filter(|m| m.role == Role::System).count(), 43);
+        let calls: usize = asst.iter().map(|m| m.tool_calls.len()).sum();
+        assert_eq!(calls, 1829);
+        assert!(asst.iter().flat_map(|m| &m.tool_calls).all(|c| c.name == "bash" && c.from_text && c.id.is_none()));
+        // Every call's command is a bash command of the message.
+        assert_eq!(asst.iter().map(|m| bash_commands(m).len()).sum::<usize>(), 1829);
+        // Reasoning: present on 49 of 1763 assistant turns, longest 1,202 characters.
+        let reasoning: Vec<&str> = asst.iter().filter_map(|m| m.reasoning.as_deref()).collect();
+        assert_eq!(reasoning.len(), 49);
+        assert!(reasoning.iter().all(|r| !r.trim().is_empty()));
+        assert_eq!(reasoning.iter().map(|r| r.chars().count()).max(), Some(1202));
+        // Observations: 1,671 start with <returncode>; every final message is the diff.
+        assert_eq!(msgs.iter().filter(|m| m.returncode.is_some()).count(), 1671);
+        assert!(ts.iter().all(|t| t.messages.last().unwrap().text.starts_with("diff --git")));
+        // History queries: 4 commands in 3 instances.
+        let per: BTreeMap<&str, usize> = ts
+            .iter()
+            .map(|t| (t.instance_id.as_str(), git_history_count(t)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        assert_eq!(
+            per,
+            BTreeMap::from([("django__django-13513", 1), ("django__django-14122", 1), ("sympy__sympy-13031", 2)])
+        );
+        // The four commands themselves.
+        let cmds: Vec<String> = ts
+            .iter()
+            .flat_map(|t| t.messages.iter().flat_map(bash_commands))
+            .filter(|c| is_git_history_command(c))
+            .collect();
+        assert_eq!(
+            cmds,
+            [
+                "git log -n 1 django/views/debug.py",
+                "git show 0ddb4ebf",
+                "git log -n 5 sympy/matrices/common.py",
+                "git show 2dff3502e99437c7b25720afb4f9bf7700329672"
+            ]
+        );
+    }
+
+    #[test]
+    fn mini_swe_agent_matches_index_tsv() {
+        let index = std::fs::read_to_string(sft("mini-swe-agent-gemini3pro/index.tsv")).unwrap();
+        let mut lines = index.lines();
+        let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let by_id: HashMap<String, Trajectory> = read_all_mini().into_iter().map(|t| (t.instance_id.clone(), t)).collect();
+        let mut rows = 0;
+        let mut nonzero_total = 0;
+        for line in lines {
+            let f: Vec<&str> = line.split('\t').collect();
+            let id = f[col("instance_id")];
+            let num = |c: &str| f[col(c)].parse::<usize>().unwrap();
+            let t = by_id.get(id).unwrap_or_else(|| panic!("{id} not read"));
+            let asst: Vec<&Message> = t.messages.iter().filter(|m| m.role == Role::Assistant).collect();
+            assert_eq!(t.resolved, Some(f[col("resolved")] == "True"), "{id} resolved");
+            assert_eq!(t.messages.len(), num("messages"), "{id} messages");
+            assert_eq!(asst.len(), num("assistant_turns"), "{id} assistant_turns");
+            assert_eq!(asst.iter().map(|m| m.tool_calls.len()).sum::<usize>(), num("bash_code_blocks"), "{id} bash_code_blocks");
+            assert_eq!(git_history_count(t), num("git_history_commands"), "{id} git_history_commands");
+            let nonzero = t.messages.iter().filter(|m| m.returncode.is_some_and(|r| r != 0)).count();
+            assert_eq!(nonzero, num("nonzero_returncodes"), "{id} nonzero_returncodes");
+            let max_reasoning = asst.iter().filter_map(|m| m.reasoning.as_ref()).map(|r| r.chars().count()).max();
+            assert_eq!(max_reasoning.unwrap_or(0), num("max_reasoning_chars"), "{id} max_reasoning_chars");
+            nonzero_total += nonzero;
+            rows += 1;
+        }
+        assert_eq!(rows, 43);
+        assert_eq!(nonzero_total, 158);
+    }
+
+    #[test]
+    fn swebench_reports() {
+        let logs = sft("mini-swe-agent-gemini3pro/logs");
+        let o = read_swebench_report(&logs.join("django__django-13513/report.json")).unwrap();
+        assert_eq!(
+            o,
+            Outcome {
+                resolved: false,
+                patch_applied: Some(true),
+                fail_to_pass: TestCounts { success: 0, failure: 1 },
+                pass_to_pass: TestCounts { success: 83, failure: 0 },
+                fail_to_fail: Some(TestCounts::default()),
+                pass_to_fail: Some(TestCounts::default()),
+            }
+        );
+        let o = read_swebench_report(&logs.join("astropy__astropy-13977/report.json")).unwrap();
+        assert_eq!((o.fail_to_pass, o.pass_to_pass), (TestCounts { success: 12, failure: 8 }, TestCounts { success: 318, failure: 4 }));
+        // Over the 43: resolved ⇔ every F2P and P2P test passed.
+        let ts = read_all_mini();
+        for t in &ts {
+            let o = t.outcome.as_ref().unwrap();
+            let all_pass = o.fail_to_pass.failure == 0 && o.pass_to_pass.failure == 0 && o.fail_to_pass.success > 0;
+            assert_eq!(o.resolved, all_pass, "{}", t.instance_id);
+        }
+        let f2p: usize = ts.iter().map(|t| t.outcome.as_ref().unwrap().fail_to_pass.success).sum();
+        let f2p_fail: usize = ts.iter().map(|t| t.outcome.as_ref().unwrap().fail_to_pass.failure).sum();
+        assert_eq!((f2p, f2p_fail), (43, 51));
+        // The harness's nested layout {"<id>": {...}} reads the same.
+        let nested = temp_file(
+            "nested_report.json",
+            r#"{"x__y-1": {"resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["a", "b"], "failure": []}, "PASS_TO_PASS": {"success": ["c"], "failure": ["d"]}}}}"#,
+        );
+        let o = read_swebench_report(&nested).unwrap();
+        assert!(o.resolved && o.patch_applied.is_none() && o.fail_to_fail.is_none());
+        assert_eq!((o.fail_to_pass.success, o.pass_to_pass.failure), (2, 1));
+        // Without a report beside it, resolved is unknown.
+        let src = sft("mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-7432/pytest-dev__pytest-7432.traj.json");
+        let lone = temp_file("pytest-dev__pytest-7432.traj.json", &std::fs::read_to_string(src).unwrap());
+        let t = read_mini_swe_agent(&lone).unwrap();
+        assert_eq!((t.resolved, t.outcome.is_none(), t.messages.len()), (None, true, 72));
+    }
+
+    // ---------------------------------------------------------------- SWE-agent
+
+    #[test]
+    fn swe_agent_function_calling_simple() {
+        let t = read_swe_agent_traj(&sft("swe-agent/trajectories/demonstrations/function_calling_simple.traj")).unwrap();
+        assert_eq!((t.instance_id.as_str(), t.source, t.resolved), ("function_calling_simple", SOURCE_SWE_AGENT, None));
+        assert_eq!(t.messages.len(), 12);
+        assert_eq!([Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| count_role(&t, r)), [1, 1, 5, 5]);
+        assert_eq!(call_names(&t), ["find_file", "open", "edit", "bash", "submit"]);
+        assert!(t.messages.iter().flat_map(|m| &m.tool_calls).all(|c| !c.from_text && c.id.as_deref().is_some_and(|i| i.starts_with("call_"))));
+        let tool_names: Vec<_> = t.messages.iter().filter(|m| m.role == Role::Tool).map(|m| m.tool_name.as_deref().unwrap()).collect();
+        assert_eq!(tool_names, ["find_file", "open", "edit", "bash", "submit"]);
+        assert_eq!(t.messages[3].tool_call_id.as_deref(), Some("call_PbWErNIge3YTrli3fiVvmIid"));
+        assert_eq!(t.messages[2].tool_calls[0].arguments, serde_json::json!({"file_name": "missing_colon.py"}));
+        assert_eq!(t.messages[10].tool_calls[0].arguments, serde_json::json!({}));
+        let cmds: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
+        assert_eq!(cmds, ["python tests/missing_colon.py"]);
+        assert!(t.messages[11].text.starts_with("\r\ndiff --git"));
+    }
+
+    #[test]
+    fn swe_agent_marshmallow_replay() {
+        let t = read_swe_agent_traj(&sft(
+            "swe-agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_from_source/marshmallow-code__marshmallow-1867.traj",
+        ))
+        .unwrap();
+        assert_eq!(t.instance_id, "marshmallow-code__marshmallow-1867");
+        assert_eq!(t.messages.len(), 28);
+        assert_eq!([Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| count_role(&t, r)), [1, 1, 13, 13]);
+        assert_eq!(
+            name_counts(&t),
+            BTreeMap::from([("bash", 6), ("create", 1), ("edit", 1), ("find_file", 1), ("insert", 1), ("open", 2), ("submit", 1)])
+        );
+        let cmds: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
+        assert_eq!(cmds, ["ls -F", "pip install -e .[dev]", "python reproduce.py", "ls -F", "python reproduce.py", "rm reproduce.py"]);
+        assert!(t.messages.iter().filter(|m| m.role == Role::Tool).all(|m| m.tool_name.is_some() && m.tool_call_id.is_some()));
+        assert!(t.messages.iter().any(|m| m.text.contains('\u{8}')), "backspaces from pip spinners are kept");
+        assert!(t.messages[27].text.contains("diff --git a/src/marshmallow/fields.py"));
+    }
+
+    #[test]
+    fn swe_agent_pydicom_text_commands() {
+        let p = sft("swe-agent/tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj");
+        let t = read_swe_agent_traj(&p).unwrap();
+        assert_eq!(t.instance_id, "pydicom__pydicom-1458");
+        assert_eq!(t.messages.len(), 26);
+        assert_eq!([Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| count_role(&t, r)), [1, 13, 12, 0]);
+        assert_eq!(
+            call_names(&t),
+            ["create", "edit", "python", "find_file", "open", "edit", "edit", "edit", "edit", "python", "rm", "submit"]
+        );
+        assert!(t.messages.iter().flat_map(|m| &m.tool_calls).all(|c| c.from_text && c.id.is_none()));
+        assert_eq!(t.messages[11].tool_calls[0].arguments, serde_json::json!({"command": "open pydicom/pixel_data_handlers/numpy_handler.py 293"}));
+        let cmds: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
+        assert_eq!(cmds, ["python reproduce_bug.py", "python reproduce_bug.py", "rm reproduce_bug.py"]);
+        // SWE-agent's fenced-block parser recovers the recorded `action` from the text.
+        let raw: Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        let mut checked = 0;
+        for (m, h) in t.messages.iter().zip(raw["history"].as_array().unwrap()) {
+            if m.role == Role::Assistant {
+                assert_eq!(swe_agent_text_action(&m.text), h["action"].as_str(), "history[{}]", m.index);
+                checked += 1;
+            }
+        }
+        assert_eq!(checked, 12);
+    }
+
+    // ---------------------------------------------------------------- ADP row samples
+
+    #[test]
+    fn openhands_rows() {
+        let ts = read_openhands_rows(&sft("swe-gym-openhands-trajectories/sample_raw.json")).unwrap();
+        assert_eq!(ts.len(), 5);
+        assert_eq!(ts.iter().map(|t| t.messages.len()).sum::<usize>(), 188);
+        assert_eq!(ts.iter().map(|t| t.messages.len()).collect::<Vec<_>>(), [41, 23, 26, 37, 61]);
+        assert!(ts.iter().all(|t| t.resolved == Some(true) && t.source == SOURCE_OPENHANDS));
+        assert_eq!(ts[0].instance_id, "python__mypy-15976_0");
+        for t in &ts {
+            let names: Vec<&str> = t.tools.as_ref().unwrap().as_array().unwrap().iter().map(|s| s["function"]["name"].as_str().unwrap()).collect();
+            assert_eq!(names, ["execute_bash", "finish", "str_replace_editor"]);
+            // Every tool message answers an earlier call and carries its name.
+            let mut ids = HashMap::new();
+            for m in &t.messages {
+                for c in &m.tool_calls {
+                    ids.insert(c.id.clone().unwrap(), c.name.clone());
+                }
+                if m.role == Role::Tool {
+                    assert_eq!(ids.get(m.tool_call_id.as_ref().unwrap()), m.tool_name.as_ref(), "{} [{}]", t.instance_id, m.index);
+                }
+            }
+            assert!(t.messages.iter().all(|m| m.reasoning.is_none() && m.train.is_none()));
+        }
+        // Parallel calls: rows 0 and 2 only.
+        let parallel: Vec<Vec<(usize, usize)>> = ts
+            .iter()
+            .map(|t| t.messages.iter().filter(|m| m.tool_calls.len() > 1).map(|m| (m.index, m.tool_calls.len())).collect())
+            .collect();
+        assert_eq!(parallel, [vec![(16, 2), (19, 2), (22, 2), (25, 4)], vec![], vec![(8, 2)], vec![], vec![]]);
+        // Calls by tool, per row.
+        let counts: Vec<BTreeMap<&str, usize>> = ts.iter().map(name_counts).collect();
+        assert_eq!(counts[0], BTreeMap::from([("execute_bash", 5), ("finish", 1), ("str_replace_editor", 15)]));
+        assert_eq!(counts[4], BTreeMap::from([("execute_bash", 7), ("str_replace_editor", 22)]));
+        assert_eq!(ts.iter().map(|t| call_names(t).len()).sum::<usize>(), 87);
+        assert_eq!(ts.iter().map(|t| count_role(t, Role::Tool)).sum::<usize>(), 82);
+        let bash: usize = ts.iter().flat_map(|t| &t.messages).map(|m| bash_commands(m).len()).sum();
+        assert_eq!(bash, 22);
+        // "The agent itself never runs pytest in these 5 rows."
+        assert!(!ts.iter().flat_map(|t| &t.messages).flat_map(bash_commands).any(|c| c.contains("pytest")));
+        // A tool error followed by a corrected call.
+        assert!(ts[0].messages[3].text.contains("The `view_range` parameter is not allowed when `path` points to a directory"));
+        assert_eq!(ts[0].messages[2].tool_calls[0].arguments["view_range"], serde_json::json!([0, -1]));
+    }
+
+    #[test]
+    fn nebius_rows() {
+        let ts = read_nebius_rows(&sft("nebius-swe-agent-trajectories/sample_raw.json")).unwrap();
+        assert_eq!(ts.len(), 5);
+        assert_eq!(ts.iter().map(|t| t.messages.len()).collect::<Vec<_>>(), [13, 29, 11, 17, 33]);
+        assert_eq!(ts.iter().map(|t| t.messages.len()).sum::<usize>(), 103);
+        assert!(ts.iter().all(|t| t.resolved == Some(true) && t.source == SOURCE_NEBIUS));
+        assert_eq!(ts[1].instance_id, "tempoCollaboration__OQuPy-74_55");
+        let all: Vec<&Message> = ts.iter().flat_map(|t| &t.messages).collect();
+        // mask true on every ai row, false elsewhere; train follows mask.
+        assert!(all.iter().all(|m| m.mask == Some(m.role == Role::Assistant) && m.train == m.mask));
+        assert_eq!(all.iter().filter(|m| m.role == Role::Assistant).count(), 49);
+        // The system row's text is its system_prompt.
+        assert!(ts.iter().all(|t| t.messages[0].role == Role::System && t.messages[0].text.starts_with("SETTING: You are an autonomous programmer")));
+        // Every ai message carries exactly one recognizable command; each run ends with submit.
+        assert!(all.iter().filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1 && m.tool_calls[0].from_text));
+        assert!(ts.iter().all(|t| call_names(t).last() == Some(&"submit")));
+        assert_eq!(call_names(&ts[0]), ["ls", "find_file", "open", "edit", "python", "submit"]);
+        assert_eq!(
+            name_counts(&ts[1]),
+            BTreeMap::from([("create", 1), ("edit", 4), ("find_file", 1), ("open", 1), ("python", 4), ("rm", 2), ("submit", 1)])
+        );
+        assert_eq!(ts[0].messages[8].tool_calls[0].arguments["command"], "edit 5:5\nimport plumbum.cli as cli\nend_of_edit");
+        let shell: Vec<String> = ts[4].messages.iter().flat_map(bash_commands).collect();
+        assert_eq!(shell.len(), 5);
+        assert_eq!(shell[0], "treon path1 path2 --threads=2");
+        // OQuPy: a fix that fails twice (tracebacks) before the script passes.
+        let tracebacks = ts[1].messages.iter().filter(|m| m.role == Role::User && m.text.contains("Traceback")).count();
+        assert!(tracebacks >= 2, "{tracebacks}");
+    }
+
+    #[test]
+    fn swe_smith_rows() {
+        let ts = read_swe_smith_rows(&sft("swe-smith-trajectories/sample_raw.json")).unwrap();
+        assert_eq!(ts.len(), 5);
+        assert_eq!(ts.iter().map(|t| t.messages.len()).collect::<Vec<_>>(), [31, 47, 37, 45, 77]);
+        assert_eq!(ts.iter().map(|t| t.messages.len()).sum::<usize>(), 237);
+        assert!(ts.iter().all(|t| t.resolved == Some(true) && t.source == SOURCE_SWE_SMITH));
+        assert_eq!(ts[0].instance_id, "arrow-py__arrow.1d70d009.lm_rewrite__nuzjfyur");
+        // One call per assistant message.
+        assert!(ts.iter().flat_map(|t| &t.messages).filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1));
+        let totals = ts.iter().fold(BTreeMap::new(), |mut acc, t| {
+            for (k, v) in name_counts(t) {
+                *acc.entry(k).or_insert(0) += v;
+            }
+            acc
+        });
+        assert_eq!(totals, BTreeMap::from([("bash", 44), ("str_replace_editor", 63), ("submit", 9)]));
+        // submit twice in 4 of 5 rows.
+        let submits: Vec<usize> = ts.iter().map(|t| name_counts(t).get("submit").copied().unwrap_or(0)).collect();
+        assert_eq!(submits, [2, 2, 2, 1, 2]);
+        // Observations start with "OBSERVATION:", except the answer to the final submit
+        // in 4 rows ("Your command ran successfully and did not produce any output.") and
+        // one getmoto observation spelled "Observation:".
+        let odd: Vec<(usize, usize)> = ts
+            .iter()
+            .enumerate()
+            .flat_map(|(r, t)| {
+                t.messages[2..]
+                    .iter()
+                    .filter(|m| m.role == Role::User && !m.text.starts_with("OBSERVATION:"))
+                    .map(move |m| (r, m.index))
+            })
+            .collect();
+        assert_eq!(odd, [(0, 29), (1, 45), (2, 35), (4, 3), (4, 75)]);
+        assert!(ts[4].messages[3].text.starts_with("Observation: /testbed/docs/conf.py"));
+        // Only the getmoto row runs pytest.
+        let pytest: Vec<&str> = ts
+            .iter()
+            .filter(|t| t.messages.iter().flat_map(bash_commands).any(|c| c.contains("pytest")))
+            .map(|t| t.instance_id.as_str())
+            .collect();
+        assert_eq!(pytest, ["getmoto__moto.694ce1f4.pr_6055"]);
+        let first = &ts[0].messages[2].tool_calls[0];
+        assert_eq!(first.arguments, serde_json::json!({"command": r#"find /testbed -type f -name "*.py" | grep -v "__pycache__" | sort"#}));
+        assert_eq!(ts[0].messages[4].tool_calls[0].arguments, serde_json::json!({"command": "view", "path": "/testbed/arrow/arrow.py"}));
+    }
+
+    #[test]
+    fn llamafactory_rows() {
+        let ts = read_llamafactory_jsonl(&sft("llamafactory-demo/reason_tool_use_demo_50.jsonl")).unwrap();
+        assert_eq!(ts.len(), 50);
+        assert_eq!(ts[0].instance_id, "reason_tool_use_demo_50:0");
+        assert_eq!(ts[49].instance_id, "reason_tool_use_demo_50:49");
+        let all: Vec<&Message> = ts.iter().flat_map(|t| &t.messages).collect();
+        assert_eq!(all.len(), 274);
+        let roles = [Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| all.iter().filter(|m| m.role == r).count());
+        assert_eq!(roles, [50, 70, 112, 42]);
+        let reasoning: Vec<&str> = all.iter().filter_map(|m| m.reasoning.as_deref()).collect();
+        assert_eq!(reasoning.len(), 112);
+        assert!(all.iter().filter(|m| m.reasoning.is_some()).all(|m| m.role == Role::Assistant));
+        let long: Vec<usize> = reasoning.iter().map(|r| r.chars().count()).filter(|&n| n >= 3000).collect();
+        assert_eq!(long, [3395]);
+        assert_eq!(all.iter().map(|m| m.tool_calls.len()).sum::<usize>(), 68);
+        assert!(all.iter().flat_map(|m| &m.tool_calls).all(|c| !c.from_text && c.arguments.is_object()));
+        // 221 text parts: one per message that has one (every non-assistant message, 59 assistant).
+        assert_eq!(all.iter().filter(|m| !m.text.is_empty()).count(), 221);
+        // No loss_weight in this file; LLaMA-Factory's default supervises assistant only.
+        assert!(all.iter().all(|m| m.loss_weight.is_none() && m.train == Some(m.role == Role::Assistant)));
+        assert!(ts.iter().all(|t| t.tools.as_ref().is_some_and(Value::is_array)));
+        assert_eq!(ts[0].tools.as_ref().unwrap()[0]["function"]["name"], "get_device_asset_by_identifier");
+        assert!(all.iter().all(|m| bash_commands(m).is_empty()));
+    }
+
+    #[test]
+    fn llamafactory_loss_weight_and_errors() {
+        let p = temp_file(
+            "lf.jsonl",
+            concat!(
+                r#"{"messages": [{"role": "user", "content": [{"type": "text", "value": "hi"}], "loss_weight": 0.5}, {"role": "assistant", "content": [{"type": "reasoning", "value": ""}, {"type": "text", "value": "a"}], "loss_weight": 0.0}]}"#,
+                "\r\n\r\n",
+                r#"{"messages": [{"role": "assistant", "content": [{"type": "tool_call", "value": "{\"name\": \"f\", \"arguments\": \"{\\\"x\\\": 1}\"}"}]}]}"#,
+                "\n"
+            ),
+        );
+        let ts = read_llamafactory_jsonl(&p).unwrap();
+        assert_eq!(ts.len(), 2);
+        assert_eq!(ts[1].instance_id, "lf:1");
+        let m = &ts[0].messages;
+        assert_eq!((m[0].loss_weight, m[0].train), (Some(0.5), Some(true)));
+        assert_eq!((m[1].loss_weight, m[1].train, m[1].reasoning.as_deref()), (Some(0.0), Some(false), Some("")));
+        assert_eq!(ts[1].messages[0].tool_calls[0].arguments, serde_json::json!({"x": 1}));
+
+        let bad = temp_file(
+            "lf_bad.jsonl",
+            concat!(
+                r#"{"messages": []}"#,
+                "\n\n",
+                r#"{"messages": [{"role": "user", "content": []}, {"role": "assistant", "content": [{"type": "tool_call", "value": "{\"name\": \"f\", "}]}]}"#,
+                "\n"
+            ),
+        );
+        let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: line 3 (row 1): messages[1].content[0].value: not JSON: ", bad.display())), "{e}");
+        let bad = temp_file("lf_bad2.jsonl", r#"{"messages": [{"role": "user", "content": [{"type": "image", "value": "x"}]}]}"#);
+        let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: line 1 (row 0): messages[0].content[0].type: unsupported part type \"image\"", bad.display()));
+    }
+
+    // ---------------------------------------------------------------- detection, errors
+
+    #[test]
+    fn detect_and_read_every_format() {
+        let cases: &[(&str, &str, usize, usize)] = &[
+            ("mini-swe-agent-gemini3pro/trajs/django__django-14122/django__django-14122.traj.json", SOURCE_MINI_SWE_AGENT, 1, 80),
+            ("swe-agent/trajectories/demonstrations/function_calling_simple.traj", SOURCE_SWE_AGENT, 1, 12),
+            ("swe-gym-openhands-trajectories/sample_raw.json", SOURCE_OPENHANDS, 5, 188),
+            ("nebius-swe-agent-trajectories/sample_raw.json", SOURCE_NEBIUS, 5, 103),
+            ("swe-smith-trajectories/sample_raw.json", SOURCE_SWE_SMITH, 5, 237),
+            ("llamafactory-demo/reason_tool_use_demo_50.jsonl", SOURCE_LLAMAFACTORY, 50, 274),
+        ];
+        for &(rel, source, n, msgs) in cases {
+            let ts = detect_and_read(&sft(rel)).unwrap();
+            assert_eq!(ts.len(), n, "{rel}");
+            assert!(ts.iter().all(|t| t.source == source), "{rel}");
+            assert_eq!(ts.iter().map(|t| t.messages.len()).sum::<usize>(), msgs, "{rel}");
+        }
+        let t = &detect_and_read(&sft(cases[0].0)).unwrap()[0];
+        assert_eq!(t.resolved, Some(true));
+        assert_eq!(detect_and_read(&temp_file("empty.json", "[]")).unwrap().len(), 0);
+        let e = detect_and_read(&temp_file("other.json", r#"{"a": 1}"#)).unwrap_err().to_string();
+        assert!(e.contains("other.json: not a recognized trajectory format"), "{e}");
+        let e = detect_and_read(&temp_file("garbage.json", "{not json")).unwrap_err().to_string();
+        assert!(e.contains("garbage.json: not JSON: "), "{e}");
+    }
+
+    #[test]
+    fn errors_name_file_row_and_field() {
+        let p = temp_file(
+            "oh_bad.json",
+            r#"[{"instance_id": "a", "messages": []}, {"instance_id": "b", "messages": [{"role": "user", "content": "x"},
+               {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{\"a\": "}}]}]}]"#,
+        );
+        let e = read_openhands_rows(&p).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("{}: row 1: messages[1].tool_calls[0].function.arguments: not JSON: ", p.display())), "{e}");
+        let p = temp_file("oh_bad2.json", r#"[{"instance_id": "a", "messages": [{"role": "robot", "content": "x"}]}]"#);
+        let e = read_openhands_rows(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: row 0: messages[0].role: unknown role \"robot\"", p.display()));
+        let p = temp_file("oh_bad3.json", r#"[{"instance_id": "a", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]}]"#);
+        let e = read_openhands_rows(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: row 0: messages[0].tool_calls[0].function.arguments: expected a JSON object, got an array", p.display()));
+        let p = temp_file("neb_bad.json", r#"[{"instance_id": "a", "target": true, "trajectory": [{"role": "ai", "text": 5}]}]"#);
+        let e = read_nebius_rows(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: row 0: trajectory[0].text: expected a string, got a number", p.display()));
+        let p = temp_file("smith_bad.json", r#"[{"resolved": true, "messages": []}]"#);
+        let e = read_swe_smith_rows(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: row 0: instance_id: missing", p.display()));
+        let p = temp_file("x.traj.json", r#"{"instance_id": "x", "messages": [{"role": "assistant", "content": 3}]}"#);
+        let e = read_mini_swe_agent(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: messages[0].content: expected a string or a list of parts, got a number", p.display()));
+        let p = temp_file("h.traj", r#"{"history": [{"role": "tool", "content": "x", "tool_call_ids": [1]}]}"#);
+        let e = read_swe_agent_traj(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}: history[0].tool_call_ids[0]: expected a string, got a number", p.display()));
+        let e = read_nebius_rows(Path::new("/nonexistent/file.json")).unwrap_err();
+        assert!(format!("{e:#}").starts_with("/nonexistent/file.json: cannot read"), "{e:#}");
+    }
+
+    // ---------------------------------------------------------------- parsers
+
+    #[test]
+    fn bash_block_parser() {
+        assert_eq!(bash_blocks("THOUGHT: x\n\n```bash\nls -la\n```"), ["ls -la"]);
+        // CRLF: the \r before the closing fence is not part of the body; inner CRLF kept.
+        assert_eq!(bash_blocks("THOUGHT\r\n```bash\r\ncd a\r\nls\r\n```\r\n"), ["cd a\r\nls"]);
+        // Two blocks in one message: both (mini-swe-agent would reject the turn).
+        assert_eq!(bash_blocks("```bash\necho 1\n```\ntext\n```bash\necho 2\n```"), ["echo 1", "echo 2"]);
+        // Empty blocks: a blank body line matches with "", a bare open/close does not.
+        assert_eq!(bash_blocks("```bash\n\n```"), [""]);
+        assert!(bash_blocks("```bash\n```").is_empty());
+        // Other languages and unclosed blocks are not actions.
+        assert!(bash_blocks("```python\nprint(1)\n```\n```bash\nls").is_empty());
+        // Multi-line heredoc body stays whole; an inner ``` not at a line start does not close.
+        assert_eq!(bash_blocks("```bash\ncat <<'EOF' > a.md\nx ``` y\nEOF\n```"), ["cat <<'EOF' > a.md\nx ``` y\nEOF"]);
+        // Lazy: a closing fence ends the first block.
+        assert_eq!(bash_blocks("```bash   \nls\n```\n```"), ["ls"]);
+    }
+
+    #[test]
+    fn xml_function_parser() {
+        let calls = xml_function_calls(
+            "Reasoning.\n\n<function=str_replace_editor>\n<parameter=command>str_replace</parameter>\n<parameter=path>/a.py</parameter>\n<parameter=old_str>\n    x = 1\n</parameter>\n<parameter=new_str>\n    x = 2\n\n</parameter>\n</function>",
+        );
+        assert_eq!(calls.len(), 1);
+        assert_eq!(calls[0].name, "str_replace_editor");
+        assert!(calls[0].from_text && calls[0].id.is_none());
+        assert_eq!(
+            calls[0].arguments,
+            serde_json::json!({"command": "str_replace", "path": "/a.py", "old_str": "    x = 1", "new_str": "    x = 2\n"})
+        );
+        // CRLF layout: one \r\n stripped at each end.
+        let calls = xml_function_calls("<function=bash>\r\n<parameter=command>\r\nls -la\r\n</parameter>\r\n</function>");
+        assert_eq!(calls[0].arguments, serde_json::json!({"command": "ls -la"}));
+        // No parameters, empty value, two calls in one message.
+        let calls = xml_function_calls("<function=submit>\n</function> and <function=bash><parameter=command></parameter></function>");
+        assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["submit", "bash"]);
+        assert_eq!(calls[0].arguments, serde_json::json!({}));
+        assert_eq!(calls[1].arguments, serde_json::json!({"command": ""}));
+        assert_eq!(bash_commands(&Message { tool_calls: calls, ..Message::new(0, Role::Assistant, String::new()) }), [""]);
+        // Unclosed function: no call.
+        assert!(xml_function_calls("<function=bash><parameter=command>ls</parameter>").is_empty());
+    }
+
+    #[test]
+    fn swe_agent_action_parser() {
+        assert_eq!(swe_agent_text_action("Let's look.\n```\nls -F\n```"), Some("ls -F\n"));
+        // The last top-level block wins; a block with a language opens one.
+        assert_eq!(swe_agent_text_action("```python\nx\n```\nthen\n```\nsubmit\n```\n"), Some("submit\n"));
+        // A nested fenced block stays inside the action.
+        assert_eq!(
+            swe_agent_text_action("t\n```\nedit 1:1\n```python\nx\n```\nend_of_edit\n```"),
+            Some("edit 1:1\n```python\nx\n```\nend_of_edit\n")
+        );
+        assert_eq!(swe_agent_text_action("no block"), None);
+        assert_eq!(swe_agent_text_action("```\nunclosed"), None);
+        let c = swe_agent_command_call("edit 5:5\nimport x\nend_of_edit\n").unwrap();
+        assert_eq!((c.name.as_str(), c.arguments["command"].as_str()), ("edit", Some("edit 5:5\nimport x\nend_of_edit")));
+        assert!(swe_agent_command_call(" \n").is_none());
+        assert!(is_shell_call(&swe_agent_command_call("python x.py").unwrap()));
+        assert!(!is_shell_call(&swe_agent_command_call("open x.py 10").unwrap()));
+        assert!(!is_shell_call(&ToolCall { id: None, name: "python".into(), arguments: serde_json::json!({}), from_text: false }));
+    }
+
+    #[test]
+    fn returncodes() {
+        assert_eq!(observation_returncode("<returncode>0</returncode>\n<output>\n</output>"), Some(0));
+        assert_eq!(observation_returncode("<returncode>-9</returncode>"), Some(-9));
+        assert_eq!(observation_returncode("Please always provide EXACTLY ONE action"), None);
+        assert_eq!(observation_returncode("out\n<returncode>1</returncode>"), None);
+    }
+
+    // ---------------------------------------------------------------- git history rule
+
+    #[test]
+    fn git_history_true() {
+        for c in [
+            "git log",
+            "git log -n 1 django/views/debug.py",
+            "git show 0ddb4ebf",
+            "git blame -L 10,20 a.py",
+            "git rev-list --count HEAD",
+            "git reflog",
+            "cd /testbed && git log --oneline | head -5",
+            "cd x; git show HEAD:a.py > /tmp/a.py",
+            "git -C /testbed log -1",
+            "git --no-pager show HEAD",
+            "git -c core.pager=cat log -3",
+            "git --git-dir=/r/.git --work-tree /r blame f",
+            "GIT_PAGER=cat git log",
+            "/usr/bin/git log",
+            "sudo -u me git log",
+            "timeout 10 git log",
+            "ls || git log",
+            "git status && git log -p -1 -- a.py",
+            "echo \"$(git log -1 --format=%H)\"",
+            "x=`git rev-list HEAD | wc -l`",
+            "diff <(git show HEAD:a) a",
+            "bash -c 'cd r && git log'",
+            "for c in a b; do git show $c; done",
+            "if git log -1; then echo y; fi",
+            "cat <<'EOF' > f.txt\ngit log\nEOF\ngit log -1",
+            "git log>out.txt",
+            "git log 2>&1 | head",
+            "(cd r && git blame x)",
+            "cd r\r\ngit log -1\r\n",
+        ] {
+            assert!(is_git_history_command(c), "expected true: {c:?}");
+        }
+    }
+
+    #[test]
+    fn git_history_false() {
+        for c in [
+            "git diff",
+            "git status",
+            "git diff django/views/debug.py",
+            "git checkout a.py",
+            "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
+            "echo 'git log'",
+            "echo \"run git log to see\"",
+            "grep -rn \"git show\" docs/",
+            "git stash show",
+            "git shortlog -s",
+            "git help log",
+            "# git log\nls",
+            "cat <<'EOF' > script.sh\ngit log -1\nEOF",
+            "cat <<-EOF > s.sh\n\tgit blame x\n\tEOF\necho done",
+            "python -c \"import subprocess; subprocess.run(['git', 'log'])\"",
+            "legit log",
+            "git-log",
+            "git",
+            "",
+            "ls -la # then git show",
+            "git commit -m 'git log'",
+            "git -C log status",
+        ] {
+            assert!(!is_git_history_command(c), "expected false: {c:?}");
+        }
+    }
+}
