@@ -51,6 +51,7 @@ create table sft_trajectories (
     source      varchar not null,      -- format: mini-swe-agent, swe-agent, openhands, nebius, swe-smith, llamafactory
     family      varchar,               -- repository family
     tools       varchar,               -- OpenAI tool schemas the run offered, JSON text
+    declared_resolved boolean,         -- the source's own resolved flag (null when it has none)
     n_messages  integer not null,
     file_id     integer not null,
     record      integer not null       -- 1-based row in the file (1 for one-trajectory files)

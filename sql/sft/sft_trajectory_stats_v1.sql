@@ -1,6 +1,6 @@
 -- sft_trajectory_stats_v1: what the loaded trajectories hold, per source format.
--- Grain: one row per source. Columns: trajectories; resolved (with a loaded outcome,
---   resolved); messages; assistant_messages; tool_calls (all, structured or parsed from
+-- Grain: one row per source. Columns: trajectories; resolved (resolved by the loaded
+--   evaluator outcome, else by the source's own flag); messages; assistant_messages; tool_calls (all, structured or parsed from
 --   text); bash_commands (shell commands run by assistant messages); git_history_commands
 --   (of those: git log / show / blame / rev-list / reflog, SPEC §3.4); instances_with_git_history.
 with t as (
@@ -25,8 +25,8 @@ commands as (
     group by t.source
 ),
 outcomes as (
-    select t.source, count(*) filter (where o.resolved) as resolved
-    from t join sft_outcomes as o using (instance_id)
+    select t.source, count(*) filter (where coalesce(o.resolved, t.declared_resolved)) as resolved
+    from t left join sft_outcomes as o using (instance_id)
     group by t.source
 )
 select

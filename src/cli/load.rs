@@ -46,6 +46,11 @@ pub enum KindArg {
     Labels,
     /// SFT views: token ids + loss mask (or HF labels / TRL assistant_masks), JSONL.
     Views,
+    /// Agent trajectories: mini-swe-agent .traj.json, SWE-agent .traj, OpenHands / nebius /
+    /// SWE-smith rows (JSON arrays), LLaMA-Factory JSONL (format detected from content).
+    Trajectories,
+    /// SWE-bench report.json evaluator outcomes (one instance per file).
+    Outcomes,
 }
 
 impl From<KindArg> for ReviewKind {
@@ -57,7 +62,7 @@ impl From<KindArg> for ReviewKind {
             KindArg::GerritQuery => Self::GerritQuery,
             KindArg::Orgs => Self::Orgs,
             KindArg::Labels => Self::Labels,
-            KindArg::Views => unreachable!("views load through sft::views"),
+            KindArg::Views | KindArg::Trajectories | KindArg::Outcomes => unreachable!("SFT kinds load through sft::"),
         }
     }
 }
@@ -65,6 +70,30 @@ impl From<KindArg> for ReviewKind {
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if args.kind == KindArg::Views {
         return views(db, args, ui);
+    }
+    if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes) {
+        let conn = crate::db::open(db)?;
+        let bar = ui.spinner("loading".into());
+        for (n, file) in args.files.iter().enumerate() {
+            let outcome = if args.kind == KindArg::Trajectories {
+                crate::sft::store::load_trajectories(&conn, file)
+            } else {
+                crate::sft::store::load_outcome(&conn, file)
+            };
+            bar.set_position(n as u64 + 1);
+            let kind = if args.kind == KindArg::Trajectories { "trajectories" } else { "outcomes" };
+            match outcome {
+                Ok(o) => {
+                    bar.suspend(|| report_outcome(kind, o));
+                }
+                Err(e) => {
+                    bar.finish_and_clear();
+                    return Err(e.into());
+                }
+            }
+        }
+        bar.finish_and_clear();
+        return Ok(());
     }
     let conn = crate::db::open(db)?;
     let kind = ReviewKind::from(args.kind);

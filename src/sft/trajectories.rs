@@ -382,10 +382,11 @@ fn link_tool_names(messages: &mut [Message]) {
                 names.insert(id.clone(), c.name.clone());
             }
         }
-        if m.role == Role::Tool && m.tool_name.is_none() {
-            if let Some(id) = &m.tool_call_id {
-                m.tool_name = names.get(id).cloned();
-            }
+        if m.role == Role::Tool
+            && m.tool_name.is_none()
+            && let Some(id) = &m.tool_call_id
+        {
+            m.tool_name = names.get(id).cloned();
         }
     }
 }
@@ -451,8 +452,7 @@ pub fn xml_function_calls(text: &str) -> Vec<ToolCall> {
         .collect()
 }
 
-static FENCE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^```(\S*)\s*\n|^```\s*$").expect("fence regex"));
+static FENCE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^```(\S*)\s*\n|^```\s*$").expect("fence regex"));
 
 /// The action of a SWE-agent text-format response: the body of the last fenced code
 /// block that is not nested in another, as SWE-agent's `ThoughtActionParser` finds it
@@ -564,14 +564,7 @@ fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
         }
         messages.push(msg);
     }
-    Ok(Trajectory {
-        instance_id,
-        source: SOURCE_MINI_SWE_AGENT,
-        resolved: None,
-        tools: None,
-        outcome: None,
-        messages,
-    })
+    Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, outcome: None, messages })
 }
 
 fn bash_call(body: &str) -> ToolCall {
@@ -590,8 +583,9 @@ fn mini_reasoning(loc: &Loc, m: &Map<String, Value>, path: &str) -> Result<Optio
         .and_then(Value::as_object);
     match msg {
         None => Ok(None),
-        Some(o) => Ok(opt_str(loc, o, "reasoning", &join(path, "extra.response.choices[0].message"))?
-            .map(str::to_string)),
+        Some(o) => {
+            Ok(opt_str(loc, o, "reasoning", &join(path, "extra.response.choices[0].message"))?.map(str::to_string))
+        }
     }
 }
 
@@ -609,8 +603,8 @@ pub fn read_swebench_report(path: &Path) -> Result<Outcome> {
         base = k.clone();
         obj = as_object(&loc, inner, &base)?;
     }
-    let resolved = opt_bool(&loc, obj, "resolved", &base)?
-        .ok_or_else(|| loc.err(&join(&base, "resolved"), "missing"))?;
+    let resolved =
+        opt_bool(&loc, obj, "resolved", &base)?.ok_or_else(|| loc.err(&join(&base, "resolved"), "missing"))?;
     let patch_applied = opt_bool(&loc, obj, "patch_successfully_applied", &base)?;
     let tp = join(&base, "tests_status");
     let ts = as_object(&loc, req(&loc, obj, "tests_status", &base)?, &tp)?;
@@ -664,17 +658,22 @@ fn swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
         let role = req_role(&loc, m, &p)?;
         let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
         msg.tool_calls = openai_tool_calls(&loc, m, &p)?;
-        if role == Role::Assistant && msg.tool_calls.is_empty() {
-            if let Some(action) = opt_str(&loc, m, "action", &p)? {
-                msg.tool_calls.extend(swe_agent_command_call(action));
-            }
+        if role == Role::Assistant
+            && msg.tool_calls.is_empty()
+            && let Some(action) = opt_str(&loc, m, "action", &p)?
+        {
+            msg.tool_calls.extend(swe_agent_command_call(action));
         }
         if let Some(ids) = get(m, "tool_call_ids") {
             let ip = join(&p, "tool_call_ids");
             let ids = ids.as_array().ok_or_else(|| loc.err(&ip, format!("expected an array, got {}", kind(ids))))?;
             let mut out = Vec::new();
             for (k, id) in ids.iter().enumerate() {
-                out.push(id.as_str().ok_or_else(|| loc.err(&format!("{ip}[{k}]"), format!("expected a string, got {}", kind(id))))?);
+                out.push(
+                    id.as_str().ok_or_else(|| {
+                        loc.err(&format!("{ip}[{k}]"), format!("expected a string, got {}", kind(id)))
+                    })?,
+                );
             }
             if !out.is_empty() {
                 msg.tool_call_id = Some(out.join(","));
@@ -859,9 +858,10 @@ fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajec
         }
         msg.loss_weight = match get(m, "loss_weight") {
             None => None,
-            Some(v) => Some(v.as_f64().ok_or_else(|| {
-                loc.err(&join(&p, "loss_weight"), format!("expected a number, got {}", kind(v)))
-            })?),
+            Some(v) => Some(
+                v.as_f64()
+                    .ok_or_else(|| loc.err(&join(&p, "loss_weight"), format!("expected a number, got {}", kind(v))))?,
+            ),
         };
         let weight = msg.loss_weight.unwrap_or(if role == Role::Assistant { 1.0 } else { 0.0 });
         msg.train = Some(weight > 1e-6);
@@ -887,8 +887,9 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
     let text = read_text(path)?;
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(o)) => {
-            let is_mini = o.get("trajectory_format").and_then(Value::as_str).is_some_and(|f| f.starts_with("mini-swe-agent"))
-                || (o.contains_key("messages") && o.contains_key("info"));
+            let is_mini =
+                o.get("trajectory_format").and_then(Value::as_str).is_some_and(|f| f.starts_with("mini-swe-agent"))
+                    || (o.contains_key("messages") && o.contains_key("info"));
             if is_mini {
                 return read_mini_swe_agent(path).map(|t| vec![t]);
             }
@@ -898,12 +899,17 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
             if o.get("messages").is_some_and(has_typed_parts) {
                 return read_llamafactory_jsonl(path);
             }
-            bail!("{}: not a recognized trajectory format (a JSON object without `messages`+`info`, `trajectory_format` or `history`)", path.display())
+            bail!(
+                "{}: not a recognized trajectory format (a JSON object without `messages`+`info`, `trajectory_format` or `history`)",
+                path.display()
+            )
         }
         Ok(Value::Array(rows)) => {
             let loc = Loc::file(path);
             let Some(first) = rows.first() else { return Ok(Vec::new()) };
-            let first = first.as_object().ok_or_else(|| loc.row(0).err("", format!("expected an object, got {}", kind(first))))?;
+            let first = first
+                .as_object()
+                .ok_or_else(|| loc.row(0).err("", format!("expected an object, got {}", kind(first))))?;
             let msgs = first.get("messages").and_then(Value::as_array);
             let row_fn: fn(Loc, &Value) -> Result<Trajectory> = if first.contains_key("trajectory") {
                 nebius_row
@@ -928,7 +934,10 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
             {
                 swe_smith_row
             } else {
-                bail!("{}: row 0: not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)", path.display())
+                bail!(
+                    "{}: row 0: not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
+                    path.display()
+                )
             };
             rows.iter().enumerate().map(|(r, row)| row_fn(loc.row(r), row)).collect()
         }
@@ -938,7 +947,10 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
             let first: Option<Value> = first.and_then(|l| serde_json::from_str(l).ok());
             match first {
                 Some(v) if v.get("messages").is_some_and(has_typed_parts) => read_llamafactory_jsonl(path),
-                Some(_) => bail!("{}: JSONL rows without LLaMA-Factory typed content parts: not a recognized trajectory format", path.display()),
+                Some(_) => bail!(
+                    "{}: JSONL rows without LLaMA-Factory typed content parts: not a recognized trajectory format",
+                    path.display()
+                ),
                 None => bail!("{}: not JSON: {whole_err}", path.display()),
             }
         }
@@ -949,9 +961,9 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
 fn has_typed_parts(messages: &Value) -> bool {
     messages.as_array().is_some_and(|ms| {
         ms.iter().any(|m| {
-            m.get("content").and_then(Value::as_array).is_some_and(|parts| {
-                parts.iter().any(|p| p.get("type").is_some() && p.get("value").is_some())
-            })
+            m.get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|parts| parts.iter().any(|p| p.get("type").is_some() && p.get("value").is_some()))
         })
     })
 }
@@ -977,8 +989,21 @@ pub const BASH_TOOL_NAMES: &[&str] =
 /// the non-bash functions of the swe-smith XML format (`str_replace_editor`, `submit`,
 /// `finish`). SWE-agent hands every other text command line to bash.
 pub const TEXT_INTERFACE_COMMANDS: &[&str] = &[
-    "open", "goto", "scroll_down", "scroll_up", "create", "submit", "search_dir", "search_file",
-    "find_file", "edit", "insert", "append", "filemap", "str_replace_editor", "finish",
+    "open",
+    "goto",
+    "scroll_down",
+    "scroll_up",
+    "create",
+    "submit",
+    "search_dir",
+    "search_file",
+    "find_file",
+    "edit",
+    "insert",
+    "append",
+    "filemap",
+    "str_replace_editor",
+    "finish",
 ];
 
 /// Whether a call runs a shell command: its name is in [`BASH_TOOL_NAMES`], or it is a
@@ -1061,7 +1086,11 @@ const WRAPPERS: &[(&str, &[&str], usize)] = &[
     ("nice", &["-n", "--adjustment"], 0),
     ("timeout", &["-s", "--signal", "-k", "--kill-after"], 1),
     ("stdbuf", &["-i", "-o", "-e"], 0),
-    ("xargs", &["-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--delimiter", "--max-args", "--max-procs", "--arg-file"], 0),
+    (
+        "xargs",
+        &["-I", "-n", "-L", "-P", "-d", "-E", "-s", "-a", "--delimiter", "--max-args", "--max-procs", "--arg-file"],
+        0,
+    ),
 ];
 
 const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash"];
@@ -1334,7 +1363,7 @@ impl ShellLexer {
                         }
                     } else {
                         i += 1;
-                        if matches!(c.get(i), Some('>' | '&' | '|')) || (ch == '<' && c.get(i) == Some(&'>')) {
+                        if matches!(c.get(i), Some('>' | '&' | '|')) {
                             i += 1;
                         }
                         self.skip_target = true;
@@ -1399,11 +1428,12 @@ fn matching_paren(c: &[char], open: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::{BTreeMap, BTreeSet};
+    use std::collections::BTreeMap;
 
-    /// The shared data folder: `SPHRAGIS_SHARED`, default `/work/shared`.
+    /// The shared data folder: `SPHRAGIS_SHARED`, default `../shared` beside the repository.
     fn shared() -> PathBuf {
-        std::env::var_os("SPHRAGIS_SHARED").map_or_else(|| PathBuf::from("/work/shared"), PathBuf::from)
+        std::env::var_os("SPHRAGIS_SHARED")
+            .map_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"), PathBuf::from)
     }
 
     fn sft(rel: &str) -> PathBuf {
@@ -1447,10 +1477,8 @@ mod tests {
 
     fn read_all_mini() -> Vec<Trajectory> {
         let root = sft("mini-swe-agent-gemini3pro/trajs");
-        let mut ids: Vec<String> = std::fs::read_dir(&root)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
+        let mut ids: Vec<String> =
+            std::fs::read_dir(&root).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
         ids.sort();
         ids.iter().map(|id| read_mini_swe_agent(&root.join(id).join(format!("{id}.traj.json"))).unwrap()).collect()
     }
@@ -1482,11 +1510,8 @@ mod tests {
         assert_eq!(msgs.iter().filter(|m| m.returncode.is_some()).count(), 1671);
         assert!(ts.iter().all(|t| t.messages.last().unwrap().text.starts_with("diff --git")));
         // History queries: 4 commands in 3 instances.
-        let per: BTreeMap<&str, usize> = ts
-            .iter()
-            .map(|t| (t.instance_id.as_str(), git_history_count(t)))
-            .filter(|(_, n)| *n > 0)
-            .collect();
+        let per: BTreeMap<&str, usize> =
+            ts.iter().map(|t| (t.instance_id.as_str(), git_history_count(t))).filter(|(_, n)| *n > 0).collect();
         assert_eq!(
             per,
             BTreeMap::from([("django__django-13513", 1), ("django__django-14122", 1), ("sympy__sympy-13031", 2)])
@@ -1514,7 +1539,8 @@ mod tests {
         let mut lines = index.lines();
         let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
         let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-        let by_id: HashMap<String, Trajectory> = read_all_mini().into_iter().map(|t| (t.instance_id.clone(), t)).collect();
+        let by_id: HashMap<String, Trajectory> =
+            read_all_mini().into_iter().map(|t| (t.instance_id.clone(), t)).collect();
         let mut rows = 0;
         let mut nonzero_total = 0;
         for line in lines {
@@ -1526,7 +1552,11 @@ mod tests {
             assert_eq!(t.resolved, Some(f[col("resolved")] == "True"), "{id} resolved");
             assert_eq!(t.messages.len(), num("messages"), "{id} messages");
             assert_eq!(asst.len(), num("assistant_turns"), "{id} assistant_turns");
-            assert_eq!(asst.iter().map(|m| m.tool_calls.len()).sum::<usize>(), num("bash_code_blocks"), "{id} bash_code_blocks");
+            assert_eq!(
+                asst.iter().map(|m| m.tool_calls.len()).sum::<usize>(),
+                num("bash_code_blocks"),
+                "{id} bash_code_blocks"
+            );
             assert_eq!(git_history_count(t), num("git_history_commands"), "{id} git_history_commands");
             let nonzero = t.messages.iter().filter(|m| m.returncode.is_some_and(|r| r != 0)).count();
             assert_eq!(nonzero, num("nonzero_returncodes"), "{id} nonzero_returncodes");
@@ -1555,7 +1585,10 @@ mod tests {
             }
         );
         let o = read_swebench_report(&logs.join("astropy__astropy-13977/report.json")).unwrap();
-        assert_eq!((o.fail_to_pass, o.pass_to_pass), (TestCounts { success: 12, failure: 8 }, TestCounts { success: 318, failure: 4 }));
+        assert_eq!(
+            (o.fail_to_pass, o.pass_to_pass),
+            (TestCounts { success: 12, failure: 8 }, TestCounts { success: 318, failure: 4 })
+        );
         // Over the 43: resolved ⇔ every F2P and P2P test passed.
         let ts = read_all_mini();
         for t in &ts {
@@ -1585,13 +1618,20 @@ mod tests {
 
     #[test]
     fn swe_agent_function_calling_simple() {
-        let t = read_swe_agent_traj(&sft("swe-agent/trajectories/demonstrations/function_calling_simple.traj")).unwrap();
+        let t =
+            read_swe_agent_traj(&sft("swe-agent/trajectories/demonstrations/function_calling_simple.traj")).unwrap();
         assert_eq!((t.instance_id.as_str(), t.source, t.resolved), ("function_calling_simple", SOURCE_SWE_AGENT, None));
         assert_eq!(t.messages.len(), 12);
         assert_eq!([Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| count_role(&t, r)), [1, 1, 5, 5]);
         assert_eq!(call_names(&t), ["find_file", "open", "edit", "bash", "submit"]);
-        assert!(t.messages.iter().flat_map(|m| &m.tool_calls).all(|c| !c.from_text && c.id.as_deref().is_some_and(|i| i.starts_with("call_"))));
-        let tool_names: Vec<_> = t.messages.iter().filter(|m| m.role == Role::Tool).map(|m| m.tool_name.as_deref().unwrap()).collect();
+        assert!(
+            t.messages
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .all(|c| !c.from_text && c.id.as_deref().is_some_and(|i| i.starts_with("call_")))
+        );
+        let tool_names: Vec<_> =
+            t.messages.iter().filter(|m| m.role == Role::Tool).map(|m| m.tool_name.as_deref().unwrap()).collect();
         assert_eq!(tool_names, ["find_file", "open", "edit", "bash", "submit"]);
         assert_eq!(t.messages[3].tool_call_id.as_deref(), Some("call_PbWErNIge3YTrli3fiVvmIid"));
         assert_eq!(t.messages[2].tool_calls[0].arguments, serde_json::json!({"file_name": "missing_colon.py"}));
@@ -1612,18 +1652,43 @@ mod tests {
         assert_eq!([Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| count_role(&t, r)), [1, 1, 13, 13]);
         assert_eq!(
             name_counts(&t),
-            BTreeMap::from([("bash", 6), ("create", 1), ("edit", 1), ("find_file", 1), ("insert", 1), ("open", 2), ("submit", 1)])
+            BTreeMap::from([
+                ("bash", 6),
+                ("create", 1),
+                ("edit", 1),
+                ("find_file", 1),
+                ("insert", 1),
+                ("open", 2),
+                ("submit", 1)
+            ])
         );
         let cmds: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
-        assert_eq!(cmds, ["ls -F", "pip install -e .[dev]", "python reproduce.py", "ls -F", "python reproduce.py", "rm reproduce.py"]);
-        assert!(t.messages.iter().filter(|m| m.role == Role::Tool).all(|m| m.tool_name.is_some() && m.tool_call_id.is_some()));
+        assert_eq!(
+            cmds,
+            [
+                "ls -F",
+                "pip install -e .[dev]",
+                "python reproduce.py",
+                "ls -F",
+                "python reproduce.py",
+                "rm reproduce.py"
+            ]
+        );
+        assert!(
+            t.messages
+                .iter()
+                .filter(|m| m.role == Role::Tool)
+                .all(|m| m.tool_name.is_some() && m.tool_call_id.is_some())
+        );
         assert!(t.messages.iter().any(|m| m.text.contains('\u{8}')), "backspaces from pip spinners are kept");
         assert!(t.messages[27].text.contains("diff --git a/src/marshmallow/fields.py"));
     }
 
     #[test]
     fn swe_agent_pydicom_text_commands() {
-        let p = sft("swe-agent/tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj");
+        let p = sft(
+            "swe-agent/tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj",
+        );
         let t = read_swe_agent_traj(&p).unwrap();
         assert_eq!(t.instance_id, "pydicom__pydicom-1458");
         assert_eq!(t.messages.len(), 26);
@@ -1633,7 +1698,10 @@ mod tests {
             ["create", "edit", "python", "find_file", "open", "edit", "edit", "edit", "edit", "python", "rm", "submit"]
         );
         assert!(t.messages.iter().flat_map(|m| &m.tool_calls).all(|c| c.from_text && c.id.is_none()));
-        assert_eq!(t.messages[11].tool_calls[0].arguments, serde_json::json!({"command": "open pydicom/pixel_data_handlers/numpy_handler.py 293"}));
+        assert_eq!(
+            t.messages[11].tool_calls[0].arguments,
+            serde_json::json!({"command": "open pydicom/pixel_data_handlers/numpy_handler.py 293"})
+        );
         let cmds: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
         assert_eq!(cmds, ["python reproduce_bug.py", "python reproduce_bug.py", "rm reproduce_bug.py"]);
         // SWE-agent's fenced-block parser recovers the recorded `action` from the text.
@@ -1659,7 +1727,15 @@ mod tests {
         assert!(ts.iter().all(|t| t.resolved == Some(true) && t.source == SOURCE_OPENHANDS));
         assert_eq!(ts[0].instance_id, "python__mypy-15976_0");
         for t in &ts {
-            let names: Vec<&str> = t.tools.as_ref().unwrap().as_array().unwrap().iter().map(|s| s["function"]["name"].as_str().unwrap()).collect();
+            let names: Vec<&str> = t
+                .tools
+                .as_ref()
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["function"]["name"].as_str().unwrap())
+                .collect();
             assert_eq!(names, ["execute_bash", "finish", "str_replace_editor"]);
             // Every tool message answers an earlier call and carries its name.
             let mut ids = HashMap::new();
@@ -1668,7 +1744,13 @@ mod tests {
                     ids.insert(c.id.clone().unwrap(), c.name.clone());
                 }
                 if m.role == Role::Tool {
-                    assert_eq!(ids.get(m.tool_call_id.as_ref().unwrap()), m.tool_name.as_ref(), "{} [{}]", t.instance_id, m.index);
+                    assert_eq!(
+                        ids.get(m.tool_call_id.as_ref().unwrap()),
+                        m.tool_name.as_ref(),
+                        "{} [{}]",
+                        t.instance_id,
+                        m.index
+                    );
                 }
             }
             assert!(t.messages.iter().all(|m| m.reasoning.is_none() && m.train.is_none()));
@@ -1676,7 +1758,9 @@ mod tests {
         // Parallel calls: rows 0 and 2 only.
         let parallel: Vec<Vec<(usize, usize)>> = ts
             .iter()
-            .map(|t| t.messages.iter().filter(|m| m.tool_calls.len() > 1).map(|m| (m.index, m.tool_calls.len())).collect())
+            .map(|t| {
+                t.messages.iter().filter(|m| m.tool_calls.len() > 1).map(|m| (m.index, m.tool_calls.len())).collect()
+            })
             .collect();
         assert_eq!(parallel, [vec![(16, 2), (19, 2), (22, 2), (25, 4)], vec![], vec![(8, 2)], vec![], vec![]]);
         // Calls by tool, per row.
@@ -1690,7 +1774,11 @@ mod tests {
         // "The agent itself never runs pytest in these 5 rows."
         assert!(!ts.iter().flat_map(|t| &t.messages).flat_map(bash_commands).any(|c| c.contains("pytest")));
         // A tool error followed by a corrected call.
-        assert!(ts[0].messages[3].text.contains("The `view_range` parameter is not allowed when `path` points to a directory"));
+        assert!(
+            ts[0].messages[3]
+                .text
+                .contains("The `view_range` parameter is not allowed when `path` points to a directory")
+        );
         assert_eq!(ts[0].messages[2].tool_calls[0].arguments["view_range"], serde_json::json!([0, -1]));
     }
 
@@ -1707,16 +1795,32 @@ mod tests {
         assert!(all.iter().all(|m| m.mask == Some(m.role == Role::Assistant) && m.train == m.mask));
         assert_eq!(all.iter().filter(|m| m.role == Role::Assistant).count(), 49);
         // The system row's text is its system_prompt.
-        assert!(ts.iter().all(|t| t.messages[0].role == Role::System && t.messages[0].text.starts_with("SETTING: You are an autonomous programmer")));
+        assert!(ts.iter().all(|t| t.messages[0].role == Role::System
+            && t.messages[0].text.starts_with("SETTING: You are an autonomous programmer")));
         // Every ai message carries exactly one recognizable command; each run ends with submit.
-        assert!(all.iter().filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1 && m.tool_calls[0].from_text));
+        assert!(
+            all.iter()
+                .filter(|m| m.role == Role::Assistant)
+                .all(|m| m.tool_calls.len() == 1 && m.tool_calls[0].from_text)
+        );
         assert!(ts.iter().all(|t| call_names(t).last() == Some(&"submit")));
         assert_eq!(call_names(&ts[0]), ["ls", "find_file", "open", "edit", "python", "submit"]);
         assert_eq!(
             name_counts(&ts[1]),
-            BTreeMap::from([("create", 1), ("edit", 4), ("find_file", 1), ("open", 1), ("python", 4), ("rm", 2), ("submit", 1)])
+            BTreeMap::from([
+                ("create", 1),
+                ("edit", 4),
+                ("find_file", 1),
+                ("open", 1),
+                ("python", 4),
+                ("rm", 2),
+                ("submit", 1)
+            ])
         );
-        assert_eq!(ts[0].messages[8].tool_calls[0].arguments["command"], "edit 5:5\nimport plumbum.cli as cli\nend_of_edit");
+        assert_eq!(
+            ts[0].messages[8].tool_calls[0].arguments["command"],
+            "edit 5:5\nimport plumbum.cli as cli\nend_of_edit"
+        );
         let shell: Vec<String> = ts[4].messages.iter().flat_map(bash_commands).collect();
         assert_eq!(shell.len(), 5);
         assert_eq!(shell[0], "treon path1 path2 --threads=2");
@@ -1734,7 +1838,9 @@ mod tests {
         assert!(ts.iter().all(|t| t.resolved == Some(true) && t.source == SOURCE_SWE_SMITH));
         assert_eq!(ts[0].instance_id, "arrow-py__arrow.1d70d009.lm_rewrite__nuzjfyur");
         // One call per assistant message.
-        assert!(ts.iter().flat_map(|t| &t.messages).filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1));
+        assert!(
+            ts.iter().flat_map(|t| &t.messages).filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1)
+        );
         let totals = ts.iter().fold(BTreeMap::new(), |mut acc, t| {
             for (k, v) in name_counts(t) {
                 *acc.entry(k).or_insert(0) += v;
@@ -1768,8 +1874,14 @@ mod tests {
             .collect();
         assert_eq!(pytest, ["getmoto__moto.694ce1f4.pr_6055"]);
         let first = &ts[0].messages[2].tool_calls[0];
-        assert_eq!(first.arguments, serde_json::json!({"command": r#"find /testbed -type f -name "*.py" | grep -v "__pycache__" | sort"#}));
-        assert_eq!(ts[0].messages[4].tool_calls[0].arguments, serde_json::json!({"command": "view", "path": "/testbed/arrow/arrow.py"}));
+        assert_eq!(
+            first.arguments,
+            serde_json::json!({"command": r#"find /testbed -type f -name "*.py" | grep -v "__pycache__" | sort"#})
+        );
+        assert_eq!(
+            ts[0].messages[4].tool_calls[0].arguments,
+            serde_json::json!({"command": "view", "path": "/testbed/arrow/arrow.py"})
+        );
     }
 
     #[test]
@@ -1780,7 +1892,8 @@ mod tests {
         assert_eq!(ts[49].instance_id, "reason_tool_use_demo_50:49");
         let all: Vec<&Message> = ts.iter().flat_map(|t| &t.messages).collect();
         assert_eq!(all.len(), 274);
-        let roles = [Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| all.iter().filter(|m| m.role == r).count());
+        let roles =
+            [Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| all.iter().filter(|m| m.role == r).count());
         assert_eq!(roles, [50, 70, 112, 42]);
         let reasoning: Vec<&str> = all.iter().filter_map(|m| m.reasoning.as_deref()).collect();
         assert_eq!(reasoning.len(), 112);
@@ -1827,10 +1940,19 @@ mod tests {
             ),
         );
         let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("{}: line 3 (row 1): messages[1].content[0].value: not JSON: ", bad.display())), "{e}");
-        let bad = temp_file("lf_bad2.jsonl", r#"{"messages": [{"role": "user", "content": [{"type": "image", "value": "x"}]}]}"#);
+        assert!(
+            e.starts_with(&format!("{}: line 3 (row 1): messages[1].content[0].value: not JSON: ", bad.display())),
+            "{e}"
+        );
+        let bad = temp_file(
+            "lf_bad2.jsonl",
+            r#"{"messages": [{"role": "user", "content": [{"type": "image", "value": "x"}]}]}"#,
+        );
         let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: line 1 (row 0): messages[0].content[0].type: unsupported part type \"image\"", bad.display()));
+        assert_eq!(
+            e,
+            format!("{}: line 1 (row 0): messages[0].content[0].type: unsupported part type \"image\"", bad.display())
+        );
     }
 
     // ---------------------------------------------------------------- detection, errors
@@ -1838,7 +1960,12 @@ mod tests {
     #[test]
     fn detect_and_read_every_format() {
         let cases: &[(&str, &str, usize, usize)] = &[
-            ("mini-swe-agent-gemini3pro/trajs/django__django-14122/django__django-14122.traj.json", SOURCE_MINI_SWE_AGENT, 1, 80),
+            (
+                "mini-swe-agent-gemini3pro/trajs/django__django-14122/django__django-14122.traj.json",
+                SOURCE_MINI_SWE_AGENT,
+                1,
+                80,
+            ),
             ("swe-agent/trajectories/demonstrations/function_calling_simple.traj", SOURCE_SWE_AGENT, 1, 12),
             ("swe-gym-openhands-trajectories/sample_raw.json", SOURCE_OPENHANDS, 5, 188),
             ("nebius-swe-agent-trajectories/sample_raw.json", SOURCE_NEBIUS, 5, 103),
@@ -1868,14 +1995,29 @@ mod tests {
                {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": "{\"a\": "}}]}]}]"#,
         );
         let e = read_openhands_rows(&p).unwrap_err().to_string();
-        assert!(e.starts_with(&format!("{}: row 1: messages[1].tool_calls[0].function.arguments: not JSON: ", p.display())), "{e}");
+        assert!(
+            e.starts_with(&format!("{}: row 1: messages[1].tool_calls[0].function.arguments: not JSON: ", p.display())),
+            "{e}"
+        );
         let p = temp_file("oh_bad2.json", r#"[{"instance_id": "a", "messages": [{"role": "robot", "content": "x"}]}]"#);
         let e = read_openhands_rows(&p).unwrap_err().to_string();
         assert_eq!(e, format!("{}: row 0: messages[0].role: unknown role \"robot\"", p.display()));
-        let p = temp_file("oh_bad3.json", r#"[{"instance_id": "a", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]}]"#);
+        let p = temp_file(
+            "oh_bad3.json",
+            r#"[{"instance_id": "a", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]}]"#,
+        );
         let e = read_openhands_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: row 0: messages[0].tool_calls[0].function.arguments: expected a JSON object, got an array", p.display()));
-        let p = temp_file("neb_bad.json", r#"[{"instance_id": "a", "target": true, "trajectory": [{"role": "ai", "text": 5}]}]"#);
+        assert_eq!(
+            e,
+            format!(
+                "{}: row 0: messages[0].tool_calls[0].function.arguments: expected a JSON object, got an array",
+                p.display()
+            )
+        );
+        let p = temp_file(
+            "neb_bad.json",
+            r#"[{"instance_id": "a", "target": true, "trajectory": [{"role": "ai", "text": 5}]}]"#,
+        );
         let e = read_nebius_rows(&p).unwrap_err().to_string();
         assert_eq!(e, format!("{}: row 0: trajectory[0].text: expected a string, got a number", p.display()));
         let p = temp_file("smith_bad.json", r#"[{"resolved": true, "messages": []}]"#);
@@ -1883,7 +2025,10 @@ mod tests {
         assert_eq!(e, format!("{}: row 0: instance_id: missing", p.display()));
         let p = temp_file("x.traj.json", r#"{"instance_id": "x", "messages": [{"role": "assistant", "content": 3}]}"#);
         let e = read_mini_swe_agent(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: messages[0].content: expected a string or a list of parts, got a number", p.display()));
+        assert_eq!(
+            e,
+            format!("{}: messages[0].content: expected a string or a list of parts, got a number", p.display())
+        );
         let p = temp_file("h.traj", r#"{"history": [{"role": "tool", "content": "x", "tool_call_ids": [1]}]}"#);
         let e = read_swe_agent_traj(&p).unwrap_err().to_string();
         assert_eq!(e, format!("{}: history[0].tool_call_ids[0]: expected a string, got a number", p.display()));
@@ -1924,14 +2069,20 @@ mod tests {
             serde_json::json!({"command": "str_replace", "path": "/a.py", "old_str": "    x = 1", "new_str": "    x = 2\n"})
         );
         // CRLF layout: one \r\n stripped at each end.
-        let calls = xml_function_calls("<function=bash>\r\n<parameter=command>\r\nls -la\r\n</parameter>\r\n</function>");
+        let calls =
+            xml_function_calls("<function=bash>\r\n<parameter=command>\r\nls -la\r\n</parameter>\r\n</function>");
         assert_eq!(calls[0].arguments, serde_json::json!({"command": "ls -la"}));
         // No parameters, empty value, two calls in one message.
-        let calls = xml_function_calls("<function=submit>\n</function> and <function=bash><parameter=command></parameter></function>");
+        let calls = xml_function_calls(
+            "<function=submit>\n</function> and <function=bash><parameter=command></parameter></function>",
+        );
         assert_eq!(calls.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["submit", "bash"]);
         assert_eq!(calls[0].arguments, serde_json::json!({}));
         assert_eq!(calls[1].arguments, serde_json::json!({"command": ""}));
-        assert_eq!(bash_commands(&Message { tool_calls: calls, ..Message::new(0, Role::Assistant, String::new()) }), [""]);
+        assert_eq!(
+            bash_commands(&Message { tool_calls: calls, ..Message::new(0, Role::Assistant, String::new()) }),
+            [""]
+        );
         // Unclosed function: no call.
         assert!(xml_function_calls("<function=bash><parameter=command>ls</parameter>").is_empty());
     }
@@ -1949,11 +2100,19 @@ mod tests {
         assert_eq!(swe_agent_text_action("no block"), None);
         assert_eq!(swe_agent_text_action("```\nunclosed"), None);
         let c = swe_agent_command_call("edit 5:5\nimport x\nend_of_edit\n").unwrap();
-        assert_eq!((c.name.as_str(), c.arguments["command"].as_str()), ("edit", Some("edit 5:5\nimport x\nend_of_edit")));
+        assert_eq!(
+            (c.name.as_str(), c.arguments["command"].as_str()),
+            ("edit", Some("edit 5:5\nimport x\nend_of_edit"))
+        );
         assert!(swe_agent_command_call(" \n").is_none());
         assert!(is_shell_call(&swe_agent_command_call("python x.py").unwrap()));
         assert!(!is_shell_call(&swe_agent_command_call("open x.py 10").unwrap()));
-        assert!(!is_shell_call(&ToolCall { id: None, name: "python".into(), arguments: serde_json::json!({}), from_text: false }));
+        assert!(!is_shell_call(&ToolCall {
+            id: None,
+            name: "python".into(),
+            arguments: serde_json::json!({}),
+            from_text: false
+        }));
     }
 
     #[test]
@@ -1965,6 +2124,36 @@ mod tests {
     }
 
     // ---------------------------------------------------------------- git history rule
+
+    #[test]
+    fn git_history_on_every_format() {
+        // History queries outside mini-swe-agent: none in these samples.
+        let files = [
+            "swe-agent/trajectories/demonstrations/function_calling_simple.traj",
+            "swe-agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__function_calling_replace_from_source/marshmallow-code__marshmallow-1867.traj",
+            "swe-agent/tests/test_data/trajectories/gpt4__swe-bench-dev-easy_first_only__default__t-0.00__p-0.95__c-3.00__install-1/pydicom__pydicom-1458.traj",
+            "swe-gym-openhands-trajectories/sample_raw.json",
+            "nebius-swe-agent-trajectories/sample_raw.json",
+            "swe-smith-trajectories/sample_raw.json",
+            "llamafactory-demo/reason_tool_use_demo_50.jsonl",
+        ];
+        let mut texts = 0;
+        for rel in files {
+            let ts = detect_and_read(&sft(rel)).unwrap();
+            assert_eq!(ts.iter().map(git_history_count).sum::<usize>(), 0, "{rel}");
+            // The splitter survives arbitrary text (observations, diffs, prompts).
+            for m in ts.iter().flat_map(|t| &t.messages) {
+                let _ = is_git_history_command(&m.text);
+                texts += 1;
+            }
+        }
+        assert_eq!(texts, 12 + 28 + 26 + 188 + 103 + 237 + 274);
+        for t in read_all_mini() {
+            for m in &t.messages {
+                let _ = is_git_history_command(&m.text);
+            }
+        }
+    }
 
     #[test]
     fn git_history_true() {

@@ -1,0 +1,127 @@
+//! Loads trajectories and evaluator outcomes into the database, one transaction per
+//! file, bound in the ingest log (kinds `trajectories` and `outcomes`).
+//!
+//! Trajectories of any supported format ([`trajectories::detect_and_read`]) become rows
+//! of `sft_trajectories`, `sft_messages`, `sft_tool_calls` and `sft_commands`; the
+//! git-history verdict of each shell command ([`trajectories::is_git_history_command`])
+//! is stored as a column. A SWE-bench `report.json` becomes a row of `sft_outcomes`.
+//! The outcome a reader finds beside a trajectory is not used: outcomes are inputs of
+//! their own, so they are bound by path and SHA-256 like every input.
+
+use super::trajectories::{self, Trajectory};
+use super::views::family_of;
+use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
+use crate::hash::HashingReader;
+use anyhow::{Context, Result};
+use duckdb::{Connection, params};
+use serde_json::Value;
+use std::path::Path;
+
+/// Loader versions recorded in the ingest log.
+pub const TRAJECTORIES_LOADER_VERSION: &str = "trajectories/1";
+pub const OUTCOMES_LOADER_VERSION: &str = "outcomes/1";
+
+/// Loads one trajectory file (any supported format; one or many trajectories).
+///
+/// Errors: the reader rejects the file (naming row, message and field), or an instance
+/// id is already loaded; the database is then unchanged.
+pub fn load_trajectories(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
+    ingest::load_file(conn, path, "trajectories", TRAJECTORIES_LOADER_VERSION, None, |conn, file_id, file| {
+        let (bytes, sha256) = HashingReader::new(file).finish()?;
+        let read = trajectories::detect_and_read(path)?;
+        let rows = store(conn, file_id, &read).with_context(|| path.display().to_string())?;
+        Ok(LoaderResult { rows, bytes, sha256 })
+    })
+}
+
+fn store(conn: &Connection, file_id: i32, read: &[Trajectory]) -> Result<i64> {
+    let mut trajectories = conn.appender("sft_trajectories")?;
+    let mut messages = conn.appender("sft_messages")?;
+    let mut calls = conn.appender("sft_tool_calls")?;
+    let mut commands = conn.appender("sft_commands")?;
+    for (row, t) in read.iter().enumerate() {
+        let tools = t.tools.as_ref().map(Value::to_string);
+        trajectories.append_row(params![
+            t.instance_id,
+            t.source,
+            family_of(&t.instance_id),
+            tools,
+            t.resolved,
+            t.messages.len() as i32,
+            file_id,
+            row as i32 + 1
+        ])?;
+        for m in &t.messages {
+            messages.append_row(params![
+                t.instance_id,
+                m.index as i32,
+                m.role.as_str(),
+                m.text,
+                m.reasoning,
+                m.tool_call_id,
+                m.tool_name,
+                m.returncode,
+                m.mask,
+                m.loss_weight,
+                m.train
+            ])?;
+            for (k, c) in m.tool_calls.iter().enumerate() {
+                calls.append_row(params![t.instance_id, m.index as i32, k as i32, c.id, c.name, c.arguments.to_string(), c.from_text])?;
+            }
+            if m.role == trajectories::Role::Assistant {
+                for (k, command) in trajectories::bash_commands(m).iter().enumerate() {
+                    commands.append_row(params![
+                        t.instance_id,
+                        m.index as i32,
+                        k as i32,
+                        command,
+                        trajectories::is_git_history_command(command)
+                    ])?;
+                }
+            }
+        }
+    }
+    trajectories.flush().context("writing trajectories (an instance_id may already be loaded)")?;
+    messages.flush()?;
+    calls.flush()?;
+    commands.flush()?;
+    Ok(read.len() as i64)
+}
+
+/// Loads one SWE-bench `report.json`. The instance is the report's single top-level key
+/// when it is nested (`{"<id>": {...}}`), else the name of the folder holding the file
+/// (`logs/<id>/report.json`).
+///
+/// Errors: not a report (naming the field), an outcome already loaded for the instance.
+pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
+    ingest::load_file(conn, path, "outcomes", OUTCOMES_LOADER_VERSION, None, |conn, file_id, file| {
+        let (bytes, sha256) = HashingReader::new(file).finish()?;
+        let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
+        let instance_id = match value.as_object() {
+            Some(o) if o.contains_key("resolved") => path
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .ok_or_else(|| InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/"))?,
+            Some(o) if o.len() == 1 => o.keys().next().cloned().unwrap_or_default(),
+            _ => return Err(InputError::at(path, Some(1), Some("resolved"), "not a SWE-bench report.json").into()),
+        };
+        let outcome = trajectories::read_swebench_report(path)?;
+        conn.execute(
+            "insert into sft_outcomes values (?, ?, ?, ?, ?, ?, ?)",
+            params![
+                instance_id,
+                outcome.resolved,
+                outcome.fail_to_pass.success as i32,
+                outcome.fail_to_pass.failure as i32,
+                outcome.pass_to_pass.success as i32,
+                outcome.pass_to_pass.failure as i32,
+                file_id
+            ],
+        )
+        .with_context(|| format!("{}: an outcome for {instance_id} is already loaded", path.display()))?;
+        Ok(LoaderResult { rows: 1, bytes, sha256 })
+    })
+}
