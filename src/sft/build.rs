@@ -191,10 +191,18 @@ pub fn build(
             all.into_iter().filter(|a| options.instances.contains(&a.0)).collect()
         }
     };
-    let mut written = 0;
+    // Read every trajectory first (one connection, one thread), then render on as many
+    // threads as there are cores: rendering (template, tokenizer, per-message prefix
+    // tokenizations for the spans) is the slow part. Output keeps instance order.
+    let mut work = Vec::with_capacity(instances.len());
     for (instance_id, family, path, sha256) in instances {
         let (messages, tools) = messages_json(conn, &instance_id)?;
-        let view = render_view(template, tokenizer, &messages, tools.as_ref())
+        work.push((instance_id, family, path, sha256, messages, tools));
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let render_one = |(instance_id, family, path, sha256, messages, tools): &(String, Option<String>, String, String, Vec<Value>, Option<Value>)| -> Result<Value> {
+        let view = render_view(template, tokenizer, messages, tools.as_ref())
             .with_context(|| format!("rendering {instance_id}"))?;
         let assistant: Vec<i64> =
             messages.iter().enumerate().filter(|(_, m)| m["role"] == "assistant").map(|(i, _)| i as i64).collect();
@@ -206,7 +214,8 @@ pub fn build(
             .iter()
             .map(|s| json!({"index": s.index, "role": s.role, "start": s.start, "end": s.end}))
             .collect();
-        let line = json!({
+        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(json!({
             "view_id": format!("{}:{}", options.pool, instance_id),
             "pool": options.pool,
             "instance_id": instance_id,
@@ -225,12 +234,30 @@ pub fn build(
                 "template_sha256": options.template_sha256,
                 "tokenizer_sha256": options.tokenizer_sha256,
             },
-        });
-        serde_json::to_writer(&mut *out, &line)?;
+        }))
+    };
+    let chunk = work.len().div_ceil(threads).max(1);
+    let results: Vec<Result<Value>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = work
+            .chunks(chunk)
+            .map(|part| scope.spawn(|| part.iter().map(render_one).collect::<Vec<_>>()))
+            .collect();
+        loop {
+            progress(done.load(std::sync::atomic::Ordering::Relaxed));
+            if handles.iter().all(|h| h.is_finished()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(anyhow::anyhow!("a rendering thread panicked"))])).collect()
+    });
+    let mut written = 0;
+    for line in results {
+        serde_json::to_writer(&mut *out, &line?)?;
         out.write_all(b"\n")?;
         written += 1;
-        progress(written);
     }
+    progress(written);
     Ok(written)
 }
 
