@@ -1,0 +1,111 @@
+"""Acceptance for SFT ingest on real agent trajectories (issue 4).
+
+Usage: python3 sft_acceptance.py SPHRAGIS_BINARY SHARED_DATA_DIR WORK_DIR
+
+Loads the 43 mini-swe-agent trajectories with their SWE-bench report.json outcomes and
+the SWE-Gym/OpenHands rows, reads the trajectory statistics from the views and compares
+them with the values checked independently (issue 4; the folder's index.tsv). Builds
+views with the real Qwen3 tokenizer and compares the two reference instances with the
+Hugging Face reference token for token (this script reads both JSONL files itself).
+Builds, loads and contract-checks views of every mini-swe-agent trajectory, and opens
+the database from a stock DuckDB client.
+"""
+import csv
+import glob
+import json
+import os
+import subprocess
+import sys
+
+binary, data, work = sys.argv[1], sys.argv[2], sys.argv[3]
+db = os.path.join(work, "acceptance-sft.duckdb")
+for stale in (db, db + ".wal"):
+    if os.path.exists(stale):
+        os.remove(stale)
+sft = os.path.join(data, "sft")
+tokenizer = os.path.join(data, "tokenizers", "qwen3", "tokenizer.json")
+passed, failures = [], []
+
+
+def sph(*args, expect=0):
+    proc = subprocess.run([binary, "--db", db, "--quiet", *args], capture_output=True, text=True)
+    if proc.returncode != expect:
+        sys.exit(f"sphragis {' '.join(args[:3])} ... exited {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
+    return proc
+
+
+def check(label, got, expected):
+    ok = got == expected
+    print(f"{'ok  ' if ok else 'FAIL'} {label}: {got} (expected {expected})")
+    (passed if ok else failures).append(label)
+
+
+def rows(report):
+    return json.loads(sph("report", report, "--format", "json").stdout)["rows"]
+
+
+mini = os.path.join(sft, "mini-swe-agent-gemini3pro")
+trajs = sorted(glob.glob(os.path.join(mini, "trajs", "*", "*.traj.json")))
+reports = sorted(glob.glob(os.path.join(mini, "logs", "*", "report.json")))
+sph("load", "trajectories", *trajs)
+sph("load", "outcomes", *reports)
+sph("load", "trajectories", os.path.join(sft, "swe-gym-openhands-trajectories", "sample_raw.json"))
+
+stats = {r["source"]: r for r in rows("trajectories")}
+m = stats["mini-swe-agent"]
+print("-- from view sft_trajectory_stats_v1")
+check("mini-swe-agent trajectories", m["trajectories"], 43)
+check("resolved (report.json)", m["resolved"], 24)
+check("messages", m["messages"], 3612)
+check("assistant messages", m["assistant_messages"], 1763)
+check("bash code blocks in assistant messages", m["bash_commands"], 1829)
+check("git-history commands", m["git_history_commands"], 4)
+check("instances with git-history commands", m["instances_with_git_history"], 3)
+index = {r["instance_id"]: r for r in csv.DictReader(open(os.path.join(mini, "index.tsv")), delimiter="\t")}
+per_instance = json.loads(sph("sql", "select instance_id, count(*) filter (where role = 'assistant') as a, count(*) as n "
+                              "from sft_messages group by instance_id", "--format", "json").stdout)["rows"]
+mismatch = [r["instance_id"] for r in per_instance if r["instance_id"] in index
+            and (r["n"], r["a"]) != (int(index[r["instance_id"]]["messages"]), int(index[r["instance_id"]]["assistant_turns"]))]
+check("messages and assistant turns per instance equal index.tsv (43 rows)", mismatch, [])
+
+# The two reference views, rebuilt by sphragis from the loaded trajectories.
+built = os.path.join(work, "reference-built.jsonl")
+sph("views", "build", "--tokenizer", tokenizer, "--pool", "REF", "--instance", "python__mypy-15976_0",
+    "--instance", "pytest-dev__pytest-7432", "--out", built)
+reference = {v["instance_id"]: v for v in map(json.loads, open(os.path.join(sft, "reference-views-qwen3", "views.jsonl")))}
+for v in map(json.loads, open(built)):
+    r = reference[v["instance_id"]]
+    check(f"{v['instance_id']}: input_ids equal the reference ({len(r['input_ids'])} tokens)", v["input_ids"] == r["input_ids"], True)
+    check(f"{v['instance_id']}: loss mask equals the reference ({sum(r['assistant_masks'])} supervised)",
+          v["loss_mask"] == r["assistant_masks"], True)
+    check(f"{v['instance_id']}: the {len(r['message_spans'])} message spans equal the reference",
+          [(s["index"], s["start"], s["end"]) for s in v["message_spans"]]
+          == [(s["index"], s["start"], s["end"]) for s in r["message_spans"]], True)
+
+# Every mini-swe-agent trajectory as a view of pool A: all contract checks pass.
+pool = os.path.join(work, "pool-a.jsonl")
+sph("views", "build", "--tokenizer", tokenizer, "--pool", "A", *sum((["--instance", os.path.basename(os.path.dirname(t))] for t in trajs), []), "--out", pool)
+sph("load", "views", pool, "--tokenizer", tokenizer)
+summary = [r for r in rows("contract") if r["pool"] == "A"]
+checks = ["lengths", "vocab", "mask_values", "spans", "supervised_in_kept_assistant",
+          "keep_msgs_assistant", "ledger", "declared_sha256", "same_tokens"]
+check("all 9 contract checks pass on the 43 built views",
+      sorted((r["check_name"], r["passed"], r["failed"], r["not_checked"]) for r in summary) == sorted((c, 43, 0, 0) for c in checks), True)
+instances = [r for r in rows("instances") if r["source"] == "mini-swe-agent"]
+check("per-instance table rows (mini-swe-agent)", len(instances), 43)
+check("per-instance resolved", sum(1 for r in instances if r["resolved"]), 24)
+check("every mini-swe-agent instance has its view in pool A", sorted({r["pools"] for r in instances}), ["[A]"])
+
+import duckdb  # noqa: E402  (installed by .ci/run into a venv)
+
+con = duckdb.connect(db, read_only=True)
+for name in ("sft_contract_summary_v1", "sft_trajectory_stats_v1", "sft_instances_v1"):
+    n = con.execute(f"select count(*) from {name}").fetchone()[0]
+    print(f"ok   stock duckdb {duckdb.__version__}: {name} answers ({n} rows)")
+stock = con.execute("select git_history_commands from sft_trajectory_stats_v1 where source = 'mini-swe-agent'").fetchone()[0]
+check("stock client reads the git-history count", stock, 4)
+con.close()
+
+print(f"sft acceptance: {len(passed)} passed, {len(failures)} failed")
+if failures:
+    sys.exit(f"failed: {failures}")
