@@ -76,6 +76,22 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Runs `work` inside one transaction: commit when it returns `Ok`, roll back when it
+/// returns `Err` (the error is returned unchanged).
+pub fn in_transaction<T>(conn: &Connection, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    conn.execute_batch("begin transaction")?;
+    match work() {
+        Ok(value) => {
+            conn.execute_batch("commit")?;
+            Ok(value)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("rollback");
+            Err(e)
+        }
+    }
+}
+
 /// Migrates `conn` and registers functions and views on it.
 pub fn prepare(conn: &Connection) -> Result<()> {
     migrations::apply(conn)?;

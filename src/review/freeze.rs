@@ -58,8 +58,7 @@ pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSumm
             serde_json::to_string_pretty(&criteria)? + "\n",
         ));
     }
-    conn.execute_batch("begin transaction")?;
-    let result = (|| -> Result<FreezeSummary> {
+    crate::db::in_transaction(conn, || -> Result<FreezeSummary> {
         for (org, root, manifest, criteria) in &files {
             conn.execute(
                 "insert into frozen_manifests values (?, ?, ?, ?, ?, ?, current_timestamp)",
@@ -94,17 +93,7 @@ pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSumm
             summary.written.push(manifest_path);
         }
         Ok(summary)
-    })();
-    match result {
-        Ok(summary) => {
-            conn.execute_batch("commit")?;
-            Ok(summary)
-        }
-        Err(e) => {
-            let _ = conn.execute_batch("rollback");
-            Err(e)
-        }
-    }
+    })
 }
 
 /// The `version` field of an existing criteria file, `None` when there is no file.

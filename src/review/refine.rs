@@ -158,8 +158,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
     let rules: Vec<String> = opts.rules.iter().map(|r| r.name().to_string()).collect();
     // Rule names come from the enum, never from input: safe to inline as a list literal.
     let rule_list = format!("[{}]::varchar[]", rules.iter().map(|r| format!("'{r}'")).collect::<Vec<_>>().join(", "));
-    conn.execute_batch("begin transaction")?;
-    let result = (|| -> Result<RefineSummary> {
+    crate::db::in_transaction(conn, || -> Result<RefineSummary> {
         conn.execute("delete from refine_comments where version = ?", [name])?;
         conn.execute("delete from refine_examples where version = ?", [name])?;
         conn.execute("delete from corpus_versions where version = ?", [name])?;
@@ -194,17 +193,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             [format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-"))],
         )?;
         Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
-    })();
-    match result {
-        Ok(summary) => {
-            conn.execute_batch("commit")?;
-            Ok(summary)
-        }
-        Err(e) => {
-            let _ = conn.execute_batch("rollback");
-            Err(e)
-        }
-    }
+    })
 }
 
 #[cfg(test)]

@@ -53,8 +53,7 @@ pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Ve
     for o in &orgs {
         registrations.push(registration(conn, version, o)?);
     }
-    conn.execute_batch("begin transaction")?;
-    let result = (|| -> Result<Vec<(String, i64)>> {
+    crate::db::in_transaction(conn, || -> Result<Vec<(String, i64)>> {
         let mut placed = Vec::new();
         for (o, file_id) in orgs.iter().zip(registrations) {
             conn.execute("delete from review_splits where version = ? and org = ?", params![version, o])?;
@@ -71,17 +70,7 @@ pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Ve
             placed.push((o.clone(), n as i64));
         }
         Ok(placed)
-    })();
-    match result {
-        Ok(placed) => {
-            conn.execute_batch("commit")?;
-            Ok(placed)
-        }
-        Err(e) => {
-            let _ = conn.execute_batch("rollback");
-            Err(e)
-        }
-    }
+    })
 }
 
 /// The registration (orgs file id) the version was refined with for `org`, after the

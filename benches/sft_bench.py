@@ -1,0 +1,292 @@
+"""SFT-views benchmark: sphragis against its peers, on the same bytes, in one run.
+
+What it measures, on the synthetic seed-sized SFT pool file written by
+../shared/bench/gen_sft_pools.py (1,735 views of 949 instances, ~36M token positions,
+~371 MB; pools A, C1, C2 = repair, B = recovery, C3 = report-only; generated into the scratch
+dir, not timed):
+
+  (a) sphragis load views FILE                     -> a fresh DuckDB file (sft_views with list
+                                                      columns + sft_view_runs, the supervised runs)
+  (b) sphragis sql "<query>" --format json, one child per query, on the database from (a):
+        startup              `select 1` (process start + open the database: the fixed cost)
+        counts               views, positions (sum n_mask), exposure (from the runs)
+        union, positions     exposure + union_unique over A/C1/C2, position-level: unnest of the
+                             mask list, distinct (instance_id, position) - the peer's own query
+        union, runs expand   the same two figures from sft_view_runs: unnest(range(start, end))
+        union, runs interval the same from sft_view_runs, interval union per instance with
+                             window functions (running max of previous ends -> merged groups)
+        recovery region      pool B supervised positions met again in any view of the instance
+                             (pairwise run overlaps)
+        context              P50/P90/max context length, one length per instance (max n_ids),
+                             quantile_cont = linear interpolation at (n-1)q
+  (c) DuckDB's own read_json into list columns + its position-level union query
+      (../shared/bench/duckdb_native_sft.py, Python duckdb 2.0.0, the bundled engine's version;
+      it prints its own in-process load and query seconds, shown beside the wall time)
+  (d) the pure-Python reference (../shared/bench/py_sft_reference.py; computes every figure,
+      builds no database)
+
+Each step is a separate child process: wall seconds (perf_counter around the child) and the
+child's peak RSS (ru_maxrss from os.wait4, MiB); loads also get positions/s and MB/s of the
+input file (MB = 10^6 bytes). Every figure sphragis computes is checked against the Python
+reference (integers exactly, percentiles to 1e-9 relative); a mismatch is printed as a PROBLEM
+and the exit code is 1. One run per step, no repeats: compare the ratios of one run, not
+absolute times across machines.
+
+Run from the repo root (Python 3 stdlib; the DuckDB peer runs in the venv's python):
+
+    python3 benches/sft_bench.py                     # deletes its files at the end
+    python3 benches/sft_bench.py --keep --workdir /tmp/sb
+    options: --shared DIR (default ../shared), --bin PATH (default
+    $CARGO_TARGET_DIR or ~/.cache/sphragis-target, + /release/sphragis),
+    --venv-python PATH (default ~/.cache/sphragis-venv/bin/python), --workdir DIR, --keep
+"""
+import argparse, json, math, os, platform, re, shutil, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPAIR = "('A', 'C1', 'C2')"
+
+# (label, figures it yields, SQL). Every query runs in its own `sphragis sql` child.
+QUERIES = [
+    ("startup (select 1)", [], "select 1 as one"),
+    ("counts", ["views", "positions", "exposure"],
+     "select count(*) as views, sum(n_mask) as positions, "
+     "(select sum(run_end - run_start) from sft_view_runs) as exposure from sft_views"),
+    ("union, positions (peer's query)", ["exposure", "union_unique"],
+     "with pos as (select view_id, pool, instance_id, generate_subscripts(loss_mask, 1) as p, "
+     "unnest(loss_mask) as m from sft_views), sup as (select * from pos where m = 1) "
+     "select (select count(*) from sup) as exposure, "
+     f"(select count(*) from (select distinct instance_id, p from sup where pool in {REPAIR})) as union_unique"),
+    ("union, runs expand", ["exposure", "union_unique"],
+     "with r as (select v.instance_id, v.pool, r.run_start, r.run_end from sft_view_runs as r "
+     "join sft_views as v using (view_id)) "
+     "select (select sum(run_end - run_start) from r) as exposure, "
+     "(select count(*) from (select distinct instance_id, unnest(range(run_start, run_end)) as p "
+     f"from r where pool in {REPAIR})) as union_unique"),
+    ("union, runs interval", ["exposure", "union_unique"],
+     "with r as (select v.instance_id, v.pool, r.run_start as s, r.run_end as e from sft_view_runs as r "
+     "join sft_views as v using (view_id)), "
+     "m as (select instance_id, s, e, max(e) over (partition by instance_id order by s, e "
+     f"rows between unbounded preceding and 1 preceding) as prev_end from r where pool in {REPAIR}), "
+     "g as (select instance_id, s, e, sum(case when prev_end is null or s > prev_end then 1 else 0 end) "
+     "over (partition by instance_id order by s, e rows unbounded preceding) as grp from m) "
+     "select (select sum(e - s) from r) as exposure, "
+     "(select sum(hi - lo) from (select instance_id, grp, min(s) as lo, max(e) as hi from g "
+     "group by instance_id, grp)) as union_unique"),
+    ("recovery region", ["recovery_region_exposure"],
+     "select sum(least(b.run_end, o.run_end) - greatest(b.run_start, o.run_start)) "
+     "as recovery_region_exposure from sft_view_runs as b "
+     "join sft_views as bv on bv.view_id = b.view_id and bv.pool = 'B' "
+     "join sft_views as ov on ov.instance_id = bv.instance_id "
+     "join sft_view_runs as o on o.view_id = ov.view_id "
+     "and o.run_start < b.run_end and o.run_end > b.run_start"),
+    ("context P50/P90/max", ["p50", "p90", "max"],
+     "select quantile_cont(n, 0.5) as p50, quantile_cont(n, 0.9) as p90, max(n) as max "
+     "from (select instance_id, max(n_ids) as n from sft_views group by instance_id)"),
+]
+UNION_LABELS = [label for label, _, _ in QUERIES if label.startswith("union")]
+FIGURES = ["views", "positions", "exposure", "union_unique", "recovery_region_exposure", "p50", "p90", "max"]
+
+
+def run(cmd, log, cwd=None):
+    """Run one child with output to `log`; return (seconds, peak RSS MiB, exit code, output)."""
+    with open(log, "w+") as out:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - t0
+        out.seek(0)
+        return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
+
+
+def number(x):
+    """A figure as int or float (sphragis prints HUGEINT/BIGINT sums as JSON strings)."""
+    if isinstance(x, str):
+        return float(x) if re.search(r"[.eE]", x) else int(x)
+    return x
+
+
+def key_values(output):
+    """The key=value pairs a peer prints."""
+    return {k: number(v) for k, v in re.findall(r"(\w+)=(-?[\d.]+(?:e-?\d+)?)", output)}
+
+
+def same(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-9)
+    return a == b
+
+
+def machine():
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = next((int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
+    return (f"nproc {len(os.sched_getaffinity(0))} (os.cpu_count {os.cpu_count()}), {model}, {mem} MiB RAM, "
+            f"Linux {platform.release()}, load avg {os.getloadavg()[0]:.2f} at start")
+
+
+def bench(args, work):
+    bench_dir = os.path.join(args.shared, "bench")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, os.path.join(bench_dir, "gen_sft_pools.py")], cwd=work, check=True)
+    gen_seconds = time.perf_counter() - t0
+    pools = os.path.join(work, "sft_pools.jsonl")
+    mb = os.path.getsize(pools) / 1e6
+    db = os.path.join(work, "sphragis_sft.duckdb")
+    native_db = os.path.join(work, "native_sft.duckdb")
+    problems = []
+    rows = []  # (label, seconds, peak MiB, shown)
+    timing = {}
+
+    def step(label, cmd, log):
+        s, rss, code, output = run(cmd, os.path.join(work, log), cwd=work)
+        if code != 0:
+            problems.append(f"{label}: exit {code}:\n    " + "\n    ".join(output.strip().splitlines()[-5:]))
+            return None
+        timing[label] = (s, rss)
+        return output
+
+    # (a) sphragis load
+    out = step("sphragis load views", [args.bin, "--db", db, "--quiet", "load", "views", pools], "load.log")
+    rows.append(("sphragis load views", out and " ".join(out.split())[:90]))
+    # (b) sphragis queries
+    sph = {}  # figure -> [(query label, value)]
+    if out is not None:
+        for i, (label, figures, sql) in enumerate(QUERIES):
+            full = f"sphragis sql: {label}"
+            out = step(full, [args.bin, "--db", db, "--quiet", "sql", sql, "--format", "json"], f"sql_{i}.log")
+            if out is None:
+                rows.append((full, None))
+                continue
+            try:
+                result = json.loads(out)["rows"][0]
+            except (ValueError, KeyError, IndexError) as e:
+                problems.append(f"{full}: unreadable output ({e}): {out[:200]}")
+                rows.append((full, None))
+                continue
+            values = {k: number(result[k]) for k in figures}
+            for k, v in values.items():
+                sph.setdefault(k, []).append((label, v))
+            rows.append((full, " ".join(f"{k}={v}" for k, v in values.items())))
+    else:
+        problems.append("sphragis queries: skipped, the load failed")
+    # (c) DuckDB peer
+    label = "duckdb read_json + union (peer)"
+    out = step(label, [args.venv_python, os.path.join(bench_dir, "duckdb_native_sft.py"), pools, native_db],
+               "native.log")
+    peer = key_values(out) if out is not None else {}
+    rows.append((label, out and out.strip().splitlines()[-1]))
+    # (d) Python reference
+    label = "python reference (no db)"
+    out = step(label, [sys.executable, os.path.join(bench_dir, "py_sft_reference.py"), pools], "reference.log")
+    ref = key_values(out) if out is not None else {}
+    rows.append((label, out and out.strip().splitlines()[-1]))
+
+    positions = ref.get("positions") or (sph.get("positions") or [(None, 0)])[0][1]
+    print(f"\nSFT pools: {mb:,.1f} MB JSONL, {positions:,} token positions "
+          f"(generated in {gen_seconds:.1f} s, not timed)")
+    print(f"  {'step':<44}{'seconds':>8}{'peak MiB':>10}  output")
+    for label, shown in rows:
+        if label in timing:
+            s, rss = timing[label]
+            print(f"  {label:<44}{s:>8.2f}{rss:>10,.0f}  {shown}")
+        else:
+            print(f"  {label:<44}{'failed':>8}")
+    for name, path in (("sphragis", db), ("duckdb peer", native_db)):
+        if os.path.exists(path):
+            print(f"  database size, {name}: {os.path.getsize(path) / 1e6:,.1f} MB")
+
+    print("\n  loads (positions/s and MB/s of the input file):")
+    print(f"    {'':<44}{'seconds':>8}{'Mpos/s':>9}{'MB/s':>8}")
+    loads = []
+    if "sphragis load views" in timing:
+        loads.append(("sphragis load views (wall)", timing["sphragis load views"][0]))
+    if "load_seconds" in peer:
+        loads.append(("duckdb read_json (peer's own load_seconds)", peer["load_seconds"]))
+    for label, s in loads:
+        print(f"    {label:<44}{s:>8.2f}{positions / s / 1e6:>9.2f}{mb / s:>8.1f}")
+
+    print("\n  figures (python reference = the truth):")
+    print(f"    {'figure':<26}{'python ref':>20}{'duckdb peer':>14}  sphragis (query)")
+    for fig in FIGURES:
+        truth = ref.get(fig)
+        mine = sph.get(fig, [])
+        marks = []
+        for q, v in mine:
+            ok = truth is not None and same(v, truth)
+            marks.append(f"{v} ({q}){'' if ok else '  MISMATCH'}")
+            if not ok:
+                problems.append(f"figure {fig}: sphragis '{q}' gives {v}, python reference {truth}")
+        if not mine:
+            problems.append(f"figure {fig}: no sphragis value")
+        if fig in peer and truth is not None and not same(peer[fig], truth):
+            problems.append(f"figure {fig}: duckdb peer gives {peer[fig]}, python reference {truth}")
+        print(f"    {fig:<26}{str(truth):>20}{str(peer.get(fig, '-')):>14}  " + ("; ".join(marks) or "-"))
+
+    load = timing.get("sphragis load views")
+    startup = timing.get("sphragis sql: startup (select 1)", (0.0, 0))[0]
+    print("\n  ratios, peer seconds / sphragis seconds (>1 = sphragis faster):")
+    if load and "load_seconds" in peer:
+        print(f"    {'duckdb read_json (own load_seconds) / sphragis load (wall)':<70}"
+              f"{peer['load_seconds'] / load[0]:>6.2f}")
+    if load and "duckdb read_json + union (peer)" in timing:
+        print(f"    {'duckdb peer process (wall, load + union) / sphragis load + fastest union':<70}", end="")
+        unions = [timing[f"sphragis sql: {u}"][0] for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
+        print(f"{timing['duckdb read_json + union (peer)'][0] / (load[0] + min(unions)):>6.2f}" if unions else "     -")
+    if "query_seconds" in peer:
+        print(f"    union query: peer's own query_seconds {peer['query_seconds']:.2f} / sphragis sql wall "
+              f"(and net of the {startup:.2f} s startup):")
+        for u in UNION_LABELS:
+            t = timing.get(f"sphragis sql: {u}")
+            if t:
+                net = t[0] - startup
+                net_ratio = f"{peer['query_seconds'] / net:>6.2f}" if net > 0 else "     -"
+                print(f"      {u:<64}{peer['query_seconds'] / t[0]:>6.2f}  (net {net_ratio.strip()})")
+    if load and "python reference (no db)" in timing:
+        total = load[0] + sum(t[0] for k, t in timing.items()
+                              if k.startswith("sphragis sql:") and "startup" not in k)
+        print(f"    {'python reference (wall) / sphragis load + every figure query (wall)':<70}"
+              f"{timing['python reference (no db)'][0] / total:>6.2f}")
+    unions = [(timing[f"sphragis sql: {u}"][0], u) for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
+    if unions:
+        print(f"  fastest union formulation: {min(unions)[1]} ({min(unions)[0]:.2f} s wall)")
+    for p in problems:
+        print(f"  PROBLEM {p}")
+    return not problems
+
+
+def main():
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/sphragis-target")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"), help="shared team dir (default ../shared)")
+    p.add_argument("--bin", default=os.path.join(target, "release", "sphragis"), help="sphragis binary")
+    p.add_argument("--venv-python", default=os.path.expanduser("~/.cache/sphragis-venv/bin/python"),
+                   help="python with duckdb==2.0.0")
+    p.add_argument("--workdir", help="make the scratch dir inside this dir (default: system temp)")
+    p.add_argument("--keep", action="store_true", help="keep the generated JSONL, databases and logs")
+    args = p.parse_args()
+    args.shared = os.path.abspath(args.shared)
+    args.bin = os.path.abspath(args.bin)
+
+    version = subprocess.run([args.bin, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    duck = subprocess.run([args.venv_python, "-c", "import duckdb; print(duckdb.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    print("sphragis SFT-views benchmark (benches/sft_bench.py)")
+    print(f"date:    {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
+    print(f"machine: {machine()}")
+    print(f"tools:   {version} ({args.bin}); Python duckdb {duck}; Python {platform.python_version()}")
+    print("note:    one run per step; wall time includes process start (the peer's load_seconds /")
+    print("         query_seconds are its own in-process timings); the peer loads loss_mask as")
+    print("         UTINYINT[], sphragis as INTEGER[]; the python reference builds no database.")
+    work = tempfile.mkdtemp(prefix="sft_bench.", dir=args.workdir)
+    ok = False
+    try:
+        ok = bench(args, work)
+    finally:
+        if args.keep:
+            print(f"\nkept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
