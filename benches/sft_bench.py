@@ -183,13 +183,13 @@ def bench(args, work):
     positions = ref.get("positions") or (sph.get("positions") or [(None, 0)])[0][1]
     print(f"\nSFT pools: {mb:,.1f} MB JSONL, {positions:,} token positions "
           f"(generated in {gen_seconds:.1f} s, not timed)")
-    print(f"  {'step':<44}{'seconds':>8}{'peak MiB':>10}  output")
+    print(f"  {'step':<48}{'seconds':>8}{'peak MiB':>10}  output")
     for label, shown in rows:
         if label in timing:
             s, rss = timing[label]
-            print(f"  {label:<44}{s:>8.2f}{rss:>10,.0f}  {shown}")
+            print(f"  {label:<48}{s:>8.2f}{rss:>10,.0f}  {shown}")
         else:
-            print(f"  {label:<44}{'failed':>8}")
+            print(f"  {label:<48}{'failed':>8}")
     for name, path in (("sphragis", db), ("duckdb peer", native_db)):
         if os.path.exists(path):
             print(f"  database size, {name}: {os.path.getsize(path) / 1e6:,.1f} MB")
@@ -225,10 +225,10 @@ def bench(args, work):
     startup = timing.get("sphragis sql: startup (select 1)", (0.0, 0))[0]
     print("\n  ratios, peer seconds / sphragis seconds (>1 = sphragis faster):")
     if load and "load_seconds" in peer:
-        print(f"    {'duckdb read_json (own load_seconds) / sphragis load (wall)':<70}"
+        print(f"    {'duckdb read_json (own load_seconds) / sphragis load (wall)':<76}"
               f"{peer['load_seconds'] / load[0]:>6.2f}")
     if load and "duckdb read_json + union (peer)" in timing:
-        print(f"    {'duckdb peer process (wall, load + union) / sphragis load + fastest union':<70}", end="")
+        print(f"    {'duckdb peer process (wall, load + union) / sphragis load + fastest union':<76}", end="")
         unions = [timing[f"sphragis sql: {u}"][0] for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
         print(f"{timing['duckdb read_json + union (peer)'][0] / (load[0] + min(unions)):>6.2f}" if unions else "     -")
     if "query_seconds" in peer:
@@ -239,11 +239,11 @@ def bench(args, work):
             if t:
                 net = t[0] - startup
                 net_ratio = f"{peer['query_seconds'] / net:>6.2f}" if net > 0 else "     -"
-                print(f"      {u:<64}{peer['query_seconds'] / t[0]:>6.2f}  (net {net_ratio.strip()})")
+                print(f"      {u:<70}{peer['query_seconds'] / t[0]:>6.2f}  (net {net_ratio.strip()})")
     if load and "python reference (no db)" in timing:
         total = load[0] + sum(t[0] for k, t in timing.items()
                               if k.startswith("sphragis sql:") and "startup" not in k)
-        print(f"    {'python reference (wall) / sphragis load + every figure query (wall)':<70}"
+        print(f"    {'python reference (wall) / sphragis load + every figure query (wall)':<76}"
               f"{timing['python reference (no db)'][0] / total:>6.2f}")
     unions = [(timing[f"sphragis sql: {u}"][0], u) for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
     if unions:

@@ -10,24 +10,17 @@ queries every recorded view. Exits non-zero on the first difference.
 """
 import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Acceptance  # noqa: E402
 
 binary, data, work = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
 db = os.path.join(work, "acceptance-review.duckdb")
-for stale in (db, db + ".wal"):
-    if os.path.exists(stale):
-        os.remove(stale)
-failures = []
-passed = []
+run = Acceptance("review acceptance", binary, db)
+sph, check = run.sph, run.check
 
-
-def sph(*args, expect=0):
-    proc = subprocess.run([binary, "--db", db, "--quiet", *args], capture_output=True, text=True)
-    if proc.returncode != expect:
-        sys.exit(f"sphragis {' '.join(args)} exited {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 def report(name, version):
@@ -35,14 +28,6 @@ def report(name, version):
     table = json.loads(out)
     return table
 
-
-def check(label, got, expected):
-    status = "ok  " if got == expected else "FAIL"
-    print(f"{status} {label}: {got} (expected {expected})")
-    if got != expected:
-        failures.append(label)
-    else:
-        passed.append(label)
 
 
 def row(table, **where):
@@ -130,6 +115,4 @@ funcs = con.execute("select count(*) from duckdb_functions() where function_name
 check("stock client has no sph_ functions", funcs, 0)
 con.close()
 
-print(f"review acceptance: {len(passed)} passed, {len(failures)} failed")
-if failures:
-    sys.exit(f"failed: {failures}")
+run.close()

@@ -15,34 +15,23 @@ import glob
 import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Acceptance  # noqa: E402
 
 binary, data, work = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
 db = os.path.join(work, "acceptance-splits.duckdb")
-for stale in (db, db + ".wal"):
-    if os.path.exists(stale):
-        os.remove(stale)
+run = Acceptance("splits acceptance", binary, db)
+sph, check = run.sph, run.check
 source = os.path.join(data, "review", "review4repair", "test_100.json")
 copy = os.path.join(work, "test_100.json")
 shutil.copyfile(source, copy)
 orgs = os.path.join(work, "review4repair-orgs.json")
 shutil.copyfile(os.path.join(here, "review4repair-orgs.json"), orgs)
-passed, failures = [], []
 
 
-def sph(*args, expect=0):
-    proc = subprocess.run([binary, "--db", db, "--quiet", *args], capture_output=True, text=True)
-    if proc.returncode != expect:
-        sys.exit(f"sphragis {' '.join(args)} exited {proc.returncode}, expected {expect}\n{proc.stdout}\n{proc.stderr}")
-    return proc
-
-
-def check(label, got, expected):
-    ok = got == expected
-    print(f"{'ok  ' if ok else 'FAIL'} {label}: {got} (expected {expected})")
-    (passed if ok else failures).append(label)
 
 
 # --- independent figures, straight from the JSON --------------------------------------
@@ -129,6 +118,4 @@ open(copy, "wb").write(raw)
 tampered = sph("verify", "--reproduce", "--version", "v3", expect=3)
 check("verify names the changed file", "test_100.json (file_id 2, review4repair): sha256 was" in tampered.stderr, True)
 
-print(f"splits acceptance: {len(passed)} passed, {len(failures)} failed")
-if failures:
-    sys.exit(f"failed: {failures}")
+run.close()

@@ -14,30 +14,19 @@ import csv
 import glob
 import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import Acceptance  # noqa: E402
 
 binary, data, work = sys.argv[1], sys.argv[2], sys.argv[3]
 db = os.path.join(work, "acceptance-sft.duckdb")
-for stale in (db, db + ".wal"):
-    if os.path.exists(stale):
-        os.remove(stale)
+run = Acceptance("sft acceptance", binary, db)
+sph, check = run.sph, run.check
 sft = os.path.join(data, "sft")
 tokenizer = os.path.join(data, "tokenizers", "qwen3", "tokenizer.json")
-passed, failures = [], []
 
 
-def sph(*args, expect=0):
-    proc = subprocess.run([binary, "--db", db, "--quiet", *args], capture_output=True, text=True)
-    if proc.returncode != expect:
-        sys.exit(f"sphragis {' '.join(args[:3])} ... exited {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-    return proc
-
-
-def check(label, got, expected):
-    ok = got == expected
-    print(f"{'ok  ' if ok else 'FAIL'} {label}: {got} (expected {expected})")
-    (passed if ok else failures).append(label)
 
 
 def rows(report):
@@ -106,6 +95,4 @@ stock = con.execute("select git_history_commands from sft_trajectory_stats_v1 wh
 check("stock client reads the git-history count", stock, 4)
 con.close()
 
-print(f"sft acceptance: {len(passed)} passed, {len(failures)} failed")
-if failures:
-    sys.exit(f"failed: {failures}")
+run.close()
