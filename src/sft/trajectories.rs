@@ -689,14 +689,19 @@ fn swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
     Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, outcome: None, messages })
 }
 
+/// Reads a file holding a JSON array of rows, one trajectory per row.
+fn read_rows(path: &Path, row: fn(Loc, &Value) -> Result<Trajectory>) -> Result<Vec<Trajectory>> {
+    let v = parse_json_file(path, &read_text(path)?)?;
+    let loc = Loc::file(path);
+    rows_of(&loc, &v)?.iter().enumerate().map(|(r, x)| row(loc.row(r), x)).collect()
+}
+
 /// Read OpenHands rows (a JSON array; SWE-Gym/OpenHands-Sampled-Trajectories as
 /// extracted by ADP): row {`instance_id`, `resolved`, `tools`, `messages`}, messages in
 /// OpenAI form {`role`, `content` (string/null/parts), `tool_calls`, `tool_call_id`,
 /// `name`}. `arguments` JSON strings are parsed (must be objects; `""` = `{}`).
 pub fn read_openhands_rows(path: &Path) -> Result<Vec<Trajectory>> {
-    let v = parse_json_file(path, &read_text(path)?)?;
-    let loc = Loc::file(path);
-    rows_of(&loc, &v)?.iter().enumerate().map(|(r, row)| openhands_row(loc.row(r), row)).collect()
+    read_rows(path, openhands_row)
 }
 
 fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
@@ -733,9 +738,7 @@ fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
 ///   one and it is not blank it becomes one text-style call named after its first word
 ///   ([`swe_agent_command_call`]). Messages without such a block get no call.
 pub fn read_nebius_rows(path: &Path) -> Result<Vec<Trajectory>> {
-    let v = parse_json_file(path, &read_text(path)?)?;
-    let loc = Loc::file(path);
-    rows_of(&loc, &v)?.iter().enumerate().map(|(r, row)| nebius_row(loc.row(r), row)).collect()
+    read_rows(path, nebius_row)
 }
 
 fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
@@ -767,9 +770,7 @@ fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
 /// `resolved`, `messages` [{`role`, `content`}]}. Assistant tool calls are parsed from
 /// the XML-style text ([`xml_function_calls`]).
 pub fn read_swe_smith_rows(path: &Path) -> Result<Vec<Trajectory>> {
-    let v = parse_json_file(path, &read_text(path)?)?;
-    let loc = Loc::file(path);
-    rows_of(&loc, &v)?.iter().enumerate().map(|(r, row)| swe_smith_row(loc.row(r), row)).collect()
+    read_rows(path, swe_smith_row)
 }
 
 fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
