@@ -14,7 +14,9 @@ dir, not timed):
                              mask list, distinct (instance_id, position) - the peer's own query
         union, runs expand   the same two figures from sft_view_runs: unnest(range(start, end))
         union, runs interval the same from sft_view_runs, interval union per instance with
-                             window functions (running max of previous ends -> merged groups)
+                             window functions (running max of previous ends -> merged groups);
+                             runs are deduplicated first: with tied (s, e) rows the two windows
+                             could order them differently and merge across a gap
         recovery region      pool B supervised positions met again in any view of the instance
                              (pairwise run overlaps)
         context              P50/P90/max context length, one length per instance (max n_ids),
@@ -65,8 +67,9 @@ QUERIES = [
     ("union, runs interval", ["exposure", "union_unique"],
      "with r as (select v.instance_id, v.pool, r.run_start as s, r.run_end as e from sft_view_runs as r "
      "join sft_views as v using (view_id)), "
+     f"d as (select distinct instance_id, s, e from r where pool in {REPAIR}), "  # (s, e) unique: a total order
      "m as (select instance_id, s, e, max(e) over (partition by instance_id order by s, e "
-     f"rows between unbounded preceding and 1 preceding) as prev_end from r where pool in {REPAIR}), "
+     "rows between unbounded preceding and 1 preceding) as prev_end from d), "
      "g as (select instance_id, s, e, sum(case when prev_end is null or s > prev_end then 1 else 0 end) "
      "over (partition by instance_id order by s, e rows unbounded preceding) as grp from m) "
      "select (select sum(e - s) from r) as exposure, "

@@ -440,17 +440,35 @@ pub fn load(
     })
     .to_string();
     crate::db::ingest::load_file(conn, path, "views", LOADER_VERSION, Some(&recorded), |conn, file_id, file| {
-        let mut reader = std::io::BufReader::with_capacity(1 << 16, crate::hash::ReadAhead::spawn(file));
+        let reader = std::io::BufReader::with_capacity(1 << 16, crate::hash::ReadAhead::spawn(file));
         let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
-        let mut seen = 0u64;
-        read(path, &mut reader, options, &mut |view| {
-            writer.append(view)?;
-            seen += 1;
-            if seen % 64 == 0 {
-                progress(seen);
+        // Three stages on their own threads: read + SHA-256 (ReadAhead), JSON parsing
+        // (here), Arrow batches + appends (this thread, which owns the connection).
+        let (parsed, appended) = std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<View>(64);
+            let parser = scope.spawn(move || {
+                let mut reader = reader;
+                let result = read(path, &mut reader, options, &mut |view| {
+                    tx.send(view).map_err(|_| anyhow::anyhow!("the writer stopped"))
+                });
+                (result, reader)
+            });
+            let mut seen = 0u64;
+            let mut appended: Result<()> = Ok(());
+            for view in rx {
+                if appended.is_ok() {
+                    appended = writer.append(view);
+                    seen += 1;
+                    if seen % 64 == 0 {
+                        progress(seen);
+                    }
+                }
             }
-            Ok(())
-        })?;
+            (parser.join(), appended)
+        });
+        let (result, reader) = parsed.map_err(|_| anyhow::anyhow!("the view parser panicked"))?;
+        appended?;
+        result?;
         let rows = writer.finish().with_context(|| path.display().to_string())?;
         progress(rows as u64);
         let (bytes, sha256) = reader.into_inner().finish()?;

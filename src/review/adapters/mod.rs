@@ -132,6 +132,11 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
         Some(_) => return Err(InputError::at(path, Some(line), None, "expected a JSON object {...}")),
         None => return Err(InputError::at(path, Some(line), None, "empty record")),
     }
+    // Fast path: plain serde_json. Only a failing record is parsed again with path
+    // tracking, which costs on every value (millions of token ids per SFT view).
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, line, true, e))?;
     de.end().map_err(|e| InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
