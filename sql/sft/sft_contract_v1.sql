@@ -7,8 +7,10 @@
 --   assistant span of a kept message; keep_msgs null = every assistant message is kept);
 --   keep_msgs_assistant (keep_msgs name assistant messages only); ledger (claimed tokens
 --   and supervised counts equal the recomputed ones); declared_sha256 (the declared
---   source file's SHA-256 equals the loaded file's); same_tokens (every view of an
---   instance has the token sequence of the instance's first view by view_id).
+--   source file's SHA-256 equals the loaded file's); same_tokens (all views of an
+--   instance have one token sequence; when they do not, every view of it fails, with
+--   the first position where it differs from another view). vocab also fails a
+--   negative id when no tokenizer was given (passed is null only when nothing fails).
 -- Columns: view_id; pool; instance_id; check_name; passed; position (first offending
 --   token position, 0-based, or span ordinal for spans); detail (text, failures only).
 with v as (
@@ -22,11 +24,12 @@ lengths as (
 ),
 vocab as (
     select view_id, 'vocab' as check_name,
-           case when vocab_size is not null then p = 0 end as passed,
+           case when p > 0 then false when vocab_size is not null then true end as passed,
            case when p > 0 then p - 1 end as position,
-           case when p > 0 then format('id {} outside [0, {})', input_ids[p], vocab_size) end as detail
-    from (select *, list_position(list_transform(input_ids, lambda x: x < 0 or x >= vocab_size), true) as p0,
-                 coalesce(p0, 0) as p
+           case when p > 0 then format('id {} outside [0, {})', input_ids[p], coalesce(vocab_size::varchar, 'unknown vocabulary size')) end as detail
+    from (select *,
+                 coalesce(list_position(list_transform(input_ids,
+                     lambda x: x < 0 or (vocab_size is not null and x >= vocab_size)), true), 0) as p
           from v)
 ),
 mask_values as (
@@ -120,19 +123,27 @@ declared as (
     from v
     left join ingest_log as l on v.declared_path is not null and (l.path = v.declared_path or l.path like '%/' || v.declared_path)
 ),
-firsts as (
-    select view_id, input_ids,
-           first_value(input_ids) over (partition by instance_id order by view_id) as first_ids,
-           first_value(view_id) over (partition by instance_id order by view_id) as first_view
-    from v
+sequences as (
+    select instance_id, count(distinct input_ids) as distinct_sequences from v group by instance_id
+),
+others as (
+    -- for each view, the first other view of its instance (by view_id) with other tokens
+    select a.view_id, arg_min(b.view_id, b.view_id) as other_view, arg_min(b.input_ids, b.view_id) as other_ids
+    from v as a
+    join v as b on b.instance_id = a.instance_id and b.input_ids <> a.input_ids
+    group by a.view_id
 ),
 same as (
-    select view_id, 'same_tokens' as check_name, input_ids = first_ids as passed,
-           case when input_ids <> first_ids then coalesce(list_position(list_transform(
-               generate_series(1, greatest(len(input_ids), len(first_ids))),
-               lambda i: input_ids[i] is distinct from first_ids[i]), true) - 1, 0) end as position,
-           case when input_ids <> first_ids then format('tokens differ from view {} of the same instance', first_view) end as detail
-    from firsts
+    -- every view of an instance whose views disagree fails: no view is presumed right
+    select v.view_id, 'same_tokens' as check_name, s.distinct_sequences = 1 as passed,
+           case when o.view_id is not null then coalesce(list_position(list_transform(
+               generate_series(1, greatest(len(v.input_ids), len(o.other_ids))),
+               lambda i: v.input_ids[i] is distinct from o.other_ids[i]), true) - 1, 0) end as position,
+           case when o.view_id is not null then format('{} distinct token sequences among the views of this instance; first difference from view {}',
+               s.distinct_sequences, o.other_view) end as detail
+    from v
+    join sequences as s using (instance_id)
+    left join others as o using (view_id)
 ),
 checks as (
     select * from lengths

@@ -137,7 +137,8 @@ fn report_outcome(kind: &str, outcome: LoadOutcome) {
             f.same_bytes_as.map_or(String::new(), |e| format!("; the same bytes as file_id {e}, applied again"))
         ),
         LoadOutcome::AlreadyLoaded { earlier, path } => println!(
-            "skipped {kind} {path}: the same bytes were loaded as file_id {} from {} (sha256 {})",
+            "skipped {kind} {path}: the same bytes were loaded as file_id {} from {} (sha256 {}); \
+             nothing was written, and options given now were not applied",
             earlier.file_id, earlier.path, earlier.sha256
         ),
     }

@@ -19,8 +19,8 @@ use std::process::ExitCode;
 #[derive(Debug, Parser)]
 #[command(name = "sphragis", version, about, long_about = None)]
 pub struct Cli {
-    /// The database file (created if missing) [default: sphragis.duckdb; for demo:
-    /// sphragis-demo.duckdb].
+    /// The database file [default: sphragis.duckdb; demo: sphragis-demo.duckdb]. Commands
+    /// that write create it; report, views and sql only read an existing one.
     #[arg(long, global = true, env = "SPHRAGIS_DB")]
     pub db: Option<PathBuf>,
     /// No progress output, even on a terminal.

@@ -31,7 +31,8 @@ pub struct BuildArgs {
     #[arg(long)]
     pub pool: String,
     /// Supervision: all (every assistant message), final (the last one), window:I-J
-    /// (assistant messages I..=J), keep:I,J,... (these messages).
+    /// (assistant messages whose message index is in I..=J), keep:I,J,... (these
+    /// messages, each an assistant message).
     #[arg(long, default_value = "all")]
     pub policy: String,
     /// Only this instance (repeatable); default: every loaded trajectory.
@@ -74,14 +75,40 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 tokenizer_sha256: crate::hash::sha256_hex(&bytes),
                 template_sha256: crate::hash::sha256_hex(template_text.as_bytes()),
             };
-            let file = std::fs::File::create(&b.out).map_err(|e| anyhow::anyhow!("{}: {e}", b.out.display()))?;
+            // Written beside the target and renamed on success: a failed build leaves no
+            // partial file.
+            let partial = PathBuf::from(format!("{}.partial", b.out.display()));
+            let file = std::fs::File::create(&partial).map_err(|e| anyhow::anyhow!("{}: {e}", partial.display()))?;
             let mut out = std::io::BufWriter::new(file);
             let bar = ui.spinner(format!("rendering into {}", b.out.display()));
-            let n = build(&conn, &template, &tokenizer, &options, &mut out, &mut |n| bar.set_position(n))?;
+            let built = build(&conn, &template, &tokenizer, &options, &mut out, &mut |n| bar.set_position(n));
             bar.finish_and_clear();
             use std::io::Write;
-            out.flush()?;
-            println!("wrote {n} views to {}; load them with `sphragis load views {}`", b.out.display(), b.out.display());
+            let built = built.and_then(|b| out.flush().map(|_| b).map_err(Into::into));
+            let built = match built {
+                Ok(b) => b,
+                Err(e) => {
+                    drop(out);
+                    let _ = std::fs::remove_file(&partial);
+                    return Err(e.into());
+                }
+            };
+            drop(out);
+            std::fs::rename(&partial, &b.out).map_err(|e| anyhow::anyhow!("{}: {e}", b.out.display()))?;
+            if !built.unsupervised.is_empty() {
+                eprintln!(
+                    "warning: {} views keep no message under policy {} (no supervised token): {}",
+                    built.unsupervised.len(),
+                    b.policy,
+                    built.unsupervised.join(", ")
+                );
+            }
+            println!(
+                "wrote {} views to {}; load them with `sphragis load views {}`",
+                built.written,
+                b.out.display(),
+                b.out.display()
+            );
             Ok(())
         }
     }

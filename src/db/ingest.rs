@@ -86,6 +86,10 @@ pub struct LoaderResult {
 /// is re-registered), instead of being skipped as a duplicate.
 pub const REAPPLIED_KINDS: &[&str] = &["orgs"];
 
+/// Kinds whose file path is part of what they say (a SWE-bench `report.json` names its
+/// instance by its folder): the same bytes at another path are another input.
+pub const PATH_BOUND_KINDS: &[&str] = &["outcomes"];
+
 /// Runs `load` inside one transaction and records the file in the ingest log.
 ///
 /// `load` gets the connection, the reserved `file_id` and the opened file; it must
@@ -127,7 +131,9 @@ pub fn load_file(
     )?;
     if same_size > 0 && !reapplied {
         let (_, sha256) = HashingReader::new(&file).finish().with_context(|| format!("{}: cannot read", path.display()))?;
-        if let Some(earlier) = find_loaded(conn, kind, &sha256)? {
+        if let Some(earlier) = find_loaded(conn, kind, &sha256)?
+            .filter(|e| !PATH_BOUND_KINDS.contains(&kind) || e.path == absolute)
+        {
             log_skip(conn, kind, &absolute, &earlier)?;
             return Ok(LoadOutcome::AlreadyLoaded { earlier, path: absolute });
         }
@@ -138,7 +144,8 @@ pub fn load_file(
         let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
         let file_id = i32::try_from(file_id)?;
         let loaded = load(conn, file_id, file)?;
-        let earlier = find_loaded(conn, kind, &loaded.sha256)?;
+        let earlier = find_loaded(conn, kind, &loaded.sha256)?
+            .filter(|e| !PATH_BOUND_KINDS.contains(&kind) || e.path == absolute);
         if let Some(earlier) = &earlier
             && !reapplied
         {

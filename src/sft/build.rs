@@ -21,9 +21,10 @@ pub enum Policy {
     AllAssistant,
     /// Only the last assistant message (the final report).
     FinalReport,
-    /// Assistant messages with index in `from..=to`; loss 0 before and after.
+    /// Assistant messages whose message index (not assistant ordinal) is in `from..=to`;
+    /// loss 0 before and after.
     Window { from: i64, to: i64 },
-    /// Exactly these message indices.
+    /// Exactly these message indices (each must be an assistant message).
     Keep(Vec<i64>),
 }
 
@@ -162,10 +163,11 @@ pub struct BuildOptions {
 }
 
 /// Renders the chosen trajectories into view JSONL on `out`, one line per trajectory,
-/// in instance order. Returns the number of views written.
+/// in instance order.
 ///
-/// Errors: an instance that is not loaded, a template or tokenizer failure (naming the
-/// instance), a write error.
+/// Errors: an instance that is not loaded, a policy keeping a message that is not an
+/// assistant message, a template or tokenizer failure (naming the instance), a write
+/// error.
 pub fn build(
     conn: &Connection,
     template: &ChatTemplate,
@@ -173,7 +175,7 @@ pub fn build(
     options: &BuildOptions,
     out: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
-) -> Result<u64> {
+) -> Result<Built> {
     let instances: Vec<(String, Option<String>, String, String)> = {
         let mut stmt = conn.prepare(
             "select t.instance_id, t.family, l.path, l.sha256 from sft_trajectories as t \
@@ -201,12 +203,19 @@ pub fn build(
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
     let done = std::sync::atomic::AtomicU64::new(0);
+    let empty = std::sync::Mutex::new(Vec::<String>::new());
     let render_one = |(instance_id, family, path, sha256, messages, tools): &(String, Option<String>, String, String, Vec<Value>, Option<Value>)| -> Result<Value> {
         let view = render_view(template, tokenizer, messages, tools.as_ref())
             .with_context(|| format!("rendering {instance_id}"))?;
         let assistant: Vec<i64> =
             messages.iter().enumerate().filter(|(_, m)| m["role"] == "assistant").map(|(i, _)| i as i64).collect();
         let keep = options.policy.keep(&assistant);
+        if let Some(bad) = keep.iter().find(|k| !assistant.contains(k)) {
+            bail!("{instance_id}: the policy keeps message {bad}, which is not an assistant message");
+        }
+        if keep.is_empty() {
+            empty.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.push(instance_id.clone());
+        }
         let mask = apply_keep(&view, &keep);
         let supervised = mask.iter().filter(|m| **m == 1).count();
         let spans: Vec<Value> = view
@@ -258,7 +267,18 @@ pub fn build(
         written += 1;
     }
     progress(written);
-    Ok(written)
+    let mut empty = empty.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
+    empty.sort();
+    Ok(Built { written, unsupervised: empty })
+}
+
+/// What [`build`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Built {
+    /// Views written.
+    pub written: u64,
+    /// Instances whose view keeps no message under the policy (no supervised token).
+    pub unsupervised: Vec<String>,
 }
 
 #[cfg(test)]

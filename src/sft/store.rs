@@ -29,6 +29,21 @@ pub fn load_trajectories(conn: &Connection, path: &Path) -> Result<LoadOutcome> 
     ingest::load_file(conn, path, "trajectories", TRAJECTORIES_LOADER_VERSION, None, |conn, file_id, file| {
         let (bytes, sha256) = HashingReader::new(file).finish()?;
         let read = trajectories::detect_and_read(path)?;
+        let mut seen = std::collections::HashMap::new();
+        let mut stmt = conn.prepare(
+            "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",
+        )?;
+        for (row, t) in read.iter().enumerate() {
+            if t.messages.is_empty() {
+                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("trajectory {} has no message", t.instance_id)).into());
+            }
+            if let Some(first) = seen.insert(t.instance_id.clone(), row) {
+                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} repeats row {first}", t.instance_id)).into());
+            }
+            if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
+                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
+            }
+        }
         let rows = store(conn, file_id, &read).with_context(|| path.display().to_string())?;
         Ok(LoaderResult { rows, bytes, sha256 })
     })

@@ -607,9 +607,18 @@ pub fn read_swebench_report(path: &Path) -> Result<Outcome> {
         opt_bool(&loc, obj, "resolved", &base)?.ok_or_else(|| loc.err(&join(&base, "resolved"), "missing"))?;
     let patch_applied = opt_bool(&loc, obj, "patch_successfully_applied", &base)?;
     let tp = join(&base, "tests_status");
-    let ts = as_object(&loc, req(&loc, obj, "tests_status", &base)?, &tp)?;
+    // SWE-bench writes no tests_status when the patch is None or did not apply
+    // (grading.get_eval_report): no test ran, every count is 0.
+    let empty = serde_json::Map::new();
+    let ts = match get(obj, "tests_status") {
+        Some(t) => as_object(&loc, t, &tp)?,
+        None if !resolved => &empty,
+        None => return Err(loc.err(&tp, "missing on a resolved report")),
+    };
     let counts = |key: &str| -> Result<Option<TestCounts>> {
-        let Some(e) = get(ts, key) else { return Ok(None) };
+        let Some(e) = get(ts, key) else {
+            return Ok(if ts.is_empty() { Some(TestCounts::default()) } else { None });
+        };
         let ep = join(&tp, key);
         let e = as_object(&loc, e, &ep)?;
         let n = |k: &str| -> Result<usize> {

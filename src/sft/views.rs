@@ -183,6 +183,24 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     if raw.instance_id.trim().is_empty() {
         return Err(err("instance_id", "must not be empty".into()));
     }
+    // Values are stored as 32-bit integers: refuse what would not fit rather than clamp.
+    let fits = |field: &str, values: &[i64]| -> Result<(), InputError> {
+        match values.iter().position(|v| i32::try_from(*v).is_err()) {
+            Some(i) => Err(err(&format!("{field}[{i}]"), format!("{} does not fit a 32-bit integer", values[i]))),
+            None => Ok(()),
+        }
+    };
+    fits("input_ids", &raw.input_ids)?;
+    for (field, values) in [("loss_mask", &raw.loss_mask), ("assistant_masks", &raw.assistant_masks), ("keep_msgs", &raw.keep_msgs)] {
+        if let Some(values) = values {
+            fits(field, values)?;
+        }
+    }
+    if let Some(spans) = &raw.message_spans {
+        for (i, s) in spans.iter().enumerate() {
+            fits(&format!("message_spans[{i}]"), &[s.index, s.start, s.end])?;
+        }
+    }
     let n = raw.input_ids.len();
     // The mask: loss_mask or assistant_masks as given; labels converted; conventions
     // given together must agree.
@@ -224,10 +242,11 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         (Some(m), _, _) => (m, "loss_mask"),
         (None, Some(m), _) => (m, "assistant_masks"),
         (None, None, Some(labels)) => {
-            if labels.len() != n {
-                return Err(err("labels", format!("{} labels for {n} input_ids", labels.len())));
-            }
-            (from_labels(labels, shifted)?, if shifted { "labels_shifted" } else { "labels" })
+            // A length mismatch is kept for the contract's lengths check: the mask has
+            // the labels' length.
+            let mut mask = from_labels(&labels[..labels.len().min(n)], shifted)?;
+            mask.resize(labels.len(), 0);
+            (mask, if shifted { "labels_shifted" } else { "labels" })
         }
         (None, None, None) => {
             return Err(err("loss_mask", "missing: give loss_mask, assistant_masks or labels".into()));
@@ -442,6 +461,14 @@ pub fn load(
     crate::db::ingest::load_file(conn, path, "views", LOADER_VERSION, Some(&recorded), |conn, file_id, file| {
         let reader = std::io::BufReader::with_capacity(1 << 16, crate::hash::ReadAhead::spawn(file));
         let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
+        // view_ids already in the database, with their file: a repeat is named, not left
+        // to a constraint error.
+        let mut known: std::collections::HashMap<String, String> = {
+            let mut stmt = conn.prepare(
+                "select v.view_id, format('{}:{}', l.path, v.record) from sft_views as v join ingest_log as l using (file_id)",
+            )?;
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
+        };
         // Three stages on their own threads: read + SHA-256 (ReadAhead), JSON parsing
         // (here), Arrow batches + appends (this thread, which owns the connection).
         let (parsed, appended) = std::thread::scope(|scope| {
@@ -449,6 +476,16 @@ pub fn load(
             let parser = scope.spawn(move || {
                 let mut reader = reader;
                 let result = read(path, &mut reader, options, &mut |view| {
+                    let place = format!("{}:{}", path.display(), view.record);
+                    if let Some(earlier) = known.insert(view.view_id.clone(), place) {
+                        return Err(InputError::at(
+                            path,
+                            Some(view.record as u64),
+                            Some("view_id"),
+                            format!("{:?} is already used by the view at {earlier}", view.view_id),
+                        )
+                        .into());
+                    }
                     tx.send(view).map_err(|_| anyhow::anyhow!("the writer stopped"))
                 });
                 (result, reader)

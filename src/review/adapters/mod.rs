@@ -132,6 +132,9 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
         Some(_) => return Err(InputError::at(path, Some(line), None, "expected a JSON object {...}")),
         None => return Err(InputError::at(path, Some(line), None, "empty record")),
     }
+    // The line's own end is not part of the record (a truncated record must be reported
+    // on its own line, not the next).
+    let text = text.trim_end_matches(['\n', '\r']);
     // Fast path: plain serde_json. Only a failing record is parsed again with path
     // tracking, which costs on every value (millions of token ids per SFT view).
     if let Ok(value) = serde_json::from_str(text) {
