@@ -11,7 +11,7 @@ create table sft_views (
     n_ids              integer not null,     -- len(input_ids)
     n_mask             integer not null,     -- len(loss_mask)
     input_ids          integer[] not null,
-    loss_mask          integer[] not null,   -- 1 = supervised position; values as given
+    loss_mask          tinyint[] not null,   -- 1 = supervised position; values as given (-128..127)
     mask_source        varchar not null,     -- loss_mask | assistant_masks | labels | labels_shifted
     span_end           varchar,              -- the input's declared span convention: inclusive | exclusive
     keep_msgs          integer[],            -- messages kept for loss; null = every assistant message

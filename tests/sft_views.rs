@@ -102,6 +102,9 @@ fn values_beyond_32_bits_repeated_ids_and_negative_ids() {
     let big = write("big.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2147483648],\"loss_mask\":[0,1]}\n");
     let err = load(&conn, &big, &options, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("big.jsonl:1: field `input_ids[1]`: 2147483648 does not fit a 32-bit integer"), "{err}");
+    let wide = write("wide.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2],\"loss_mask\":[0,300]}\n");
+    let err = load(&conn, &wide, &options, &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("wide.jsonl:1: field `loss_mask[1]`: mask value 300 is outside -128..127"), "{err}");
     let repeated = write(
         "repeated.jsonl",
         "{\"view_id\":\"v\",\"instance_id\":\"x\",\"input_ids\":[1],\"loss_mask\":[0]}\n{\"view_id\":\"v\",\"instance_id\":\"y\",\"input_ids\":[1],\"loss_mask\":[0]}\n",

@@ -16,7 +16,7 @@
 use crate::db::ingest::InputError;
 use crate::review::adapters::{TextOrNumber, for_each_line, parse_json};
 use anyhow::{Context, Result};
-use duckdb::arrow::array::{ArrayRef, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
+use duckdb::arrow::array::{ArrayRef, Int8Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
 use duckdb::{Connection, params};
 use serde::Deserialize;
 use std::io::BufRead;
@@ -191,9 +191,16 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         }
     };
     fits("input_ids", &raw.input_ids)?;
-    for (field, values) in [("loss_mask", &raw.loss_mask), ("assistant_masks", &raw.assistant_masks), ("keep_msgs", &raw.keep_msgs)] {
-        if let Some(values) = values {
-            fits(field, values)?;
+    if let Some(values) = &raw.keep_msgs {
+        fits("keep_msgs", values)?;
+    }
+    // Mask values are stored in one byte: 0/1 and the usual mistakes (-100, 2) fit and
+    // are kept for the contract to report; anything else is refused.
+    for (field, values) in [("loss_mask", &raw.loss_mask), ("assistant_masks", &raw.assistant_masks)] {
+        if let Some(values) = values
+            && let Some(i) = values.iter().position(|v| i8::try_from(*v).is_err())
+        {
+            return Err(err(&format!("{field}[{i}]"), format!("mask value {} is outside -128..127", values[i])));
         }
     }
     if let Some(spans) = &raw.message_spans {
@@ -357,7 +364,8 @@ impl<'conn> ViewWriter<'conn> {
         let mut strings: [StringBuilder; 11] = Default::default();
         let mut ints: [Int32Builder; 5] = Default::default();
         let mut bigs: [Int64Builder; 2] = Default::default();
-        let mut lists: [ListBuilder<Int32Builder>; 3] = Default::default();
+        let mut lists: [ListBuilder<Int32Builder>; 2] = Default::default();
+        let mut masks: ListBuilder<Int8Builder> = ListBuilder::new(Int8Builder::new());
         let to_i32 = |v: i64| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
         for v in &views {
             strings[0].append_value(&v.view_id);
@@ -368,16 +376,16 @@ impl<'conn> ViewWriter<'conn> {
             ints[1].append_value(v.loss_mask.len() as i32);
             lists[0].values().extend(v.input_ids.iter().map(|x| Some(to_i32(*x))));
             lists[0].append(true);
-            lists[1].values().extend(v.loss_mask.iter().map(|x| Some(to_i32(*x))));
-            lists[1].append(true);
+            masks.values().extend(v.loss_mask.iter().map(|x| Some(i8::try_from(*x).unwrap_or(i8::MIN))));
+            masks.append(true);
             strings[4].append_value(v.mask_source);
             strings[5].append_option(v.span_end.map(SpanEnd::name));
             match &v.keep_msgs {
                 Some(k) => {
-                    lists[2].values().extend(k.iter().map(|x| Some(to_i32(*x))));
-                    lists[2].append(true);
+                    lists[1].values().extend(k.iter().map(|x| Some(to_i32(*x))));
+                    lists[1].append(true);
                 }
-                None => lists[2].append(false),
+                None => lists[1].append(false),
             }
             bigs[0].append_option(v.claimed_tokens);
             bigs[1].append_option(v.claimed_supervised);
@@ -393,7 +401,8 @@ impl<'conn> ViewWriter<'conn> {
             strings.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
         let [n_ids, n_mask, vocab, file_id, record] = ints.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
         let [claimed_tokens, claimed_supervised] = bigs.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
-        let [ids, mask, keep] = lists.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+        let [ids, keep] = lists.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+        let mask = Arc::new(masks.finish()) as ArrayRef;
         let batch = RecordBatch::try_from_iter(vec![
             ("view_id", view_id),
             ("pool", pool),
