@@ -51,6 +51,8 @@ pub enum KindArg {
     Trajectories,
     /// SWE-bench report.json evaluator outcomes (one instance per file).
     Outcomes,
+    /// SFT pool roles: repair / recovery / report, label subsets (JSON; docs/formats.md).
+    Pools,
 }
 
 impl From<KindArg> for ReviewKind {
@@ -62,7 +64,9 @@ impl From<KindArg> for ReviewKind {
             KindArg::GerritQuery => Self::GerritQuery,
             KindArg::Orgs => Self::Orgs,
             KindArg::Labels => Self::Labels,
-            KindArg::Views | KindArg::Trajectories | KindArg::Outcomes => unreachable!("SFT kinds load through sft::"),
+            KindArg::Views | KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools => {
+                unreachable!("SFT kinds load through sft::")
+            }
         }
     }
 }
@@ -71,17 +75,16 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if args.kind == KindArg::Views {
         return views(db, args, ui);
     }
-    if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes) {
+    if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools) {
         let conn = crate::db::open(db)?;
         let bar = ui.spinner("loading".into());
         for (n, file) in args.files.iter().enumerate() {
-            let outcome = if args.kind == KindArg::Trajectories {
-                crate::sft::store::load_trajectories(&conn, file)
-            } else {
-                crate::sft::store::load_outcome(&conn, file)
+            let (outcome, kind) = match args.kind {
+                KindArg::Trajectories => (crate::sft::store::load_trajectories(&conn, file), "trajectories"),
+                KindArg::Outcomes => (crate::sft::store::load_outcome(&conn, file), "outcomes"),
+                _ => (crate::sft::pools::load(&conn, file), "pools"),
             };
             bar.set_position(n as u64 + 1);
-            let kind = if args.kind == KindArg::Trajectories { "trajectories" } else { "outcomes" };
             match outcome {
                 Ok(o) => {
                     bar.suspend(|| report_outcome(kind, o));

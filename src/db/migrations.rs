@@ -48,6 +48,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0004_sft.sql",
         sql: include_str!("../../migrations/0004_sft.sql"),
     },
+    Migration {
+        version: 5,
+        description: "pools",
+        file: "0005_pools.sql",
+        sql: include_str!("../../migrations/0005_pools.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.
@@ -161,7 +167,7 @@ mod tests {
     #[test]
     fn applies_once_then_refuses_edits_and_unknown_versions() {
         let conn = Connection::open_in_memory().unwrap();
-        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3, 4, 5]);
         assert!(apply(&conn).unwrap().is_empty());
         conn.execute("update sph_migrations set sha256 = 'abc' where version = 2", []).unwrap();
         let err = apply(&conn).unwrap_err().to_string();

@@ -46,6 +46,11 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/sft/sft_contract_failures_v1.sql"),
     view!("sql/sft/sft_trajectory_stats_v1.sql"),
     view!("sql/sft/sft_instances_v1.sql"),
+    view!("sql/pools/sft_union_runs_v1.sql"),
+    view!("sql/pools/sft_dedup_v1.sql"),
+    view!("sql/pools/sft_recovery_exposure_v1.sql"),
+    view!("sql/pools/sft_weight_projection_v1.sql"),
+    view!("sql/pools/sft_context_lengths_v1.sql"),
 ];
 
 impl ViewFile {

@@ -105,6 +105,30 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "dedup",
+        view: "sft_dedup_v1",
+        about: "SFT training views under dedup modes none / exact / union: views, instances, exposure, positions",
+        by_version: false,
+    },
+    Report {
+        name: "exposure",
+        view: "sft_recovery_exposure_v1",
+        about: "SFT recovery-region exposure and its share, before and after dedup; what the recovery pool adds",
+        by_version: false,
+    },
+    Report {
+        name: "weights",
+        view: "sft_weight_projection_v1",
+        about: "SFT weight projection: total(w) = U + w|R|, region(w) = (1 + w)|R|",
+        by_version: false,
+    },
+    Report {
+        name: "context",
+        view: "sft_context_lengths_v1",
+        about: "SFT context length per instance: P50, P90, max, count >= 32,768",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

@@ -1,0 +1,11 @@
+-- 0005 pools: pool names and roles are configuration, not code (SPEC §3, issue 5).
+
+-- One row per configured pool. role: repair (dedup unions these), recovery (kept apart,
+-- re-weights a stretch of a repair trajectory), report (report-only, listed apart).
+-- label_subset: a behaviour-labelled subset of another pool (membership shares).
+create table sft_pool_roles (
+    pool         varchar primary key,
+    role         varchar not null check (role in ('repair', 'recovery', 'report')),
+    label_subset boolean not null,
+    file_id      integer not null
+);

@@ -1,0 +1,72 @@
+//! Pool configuration (issue 5): pool names and roles are data, loaded from a JSON file
+//! recorded in the ingest log like any input (kind `pools`).
+//!
+//! ```json
+//! {"pools": {"A": {"role": "repair"}, "C1": {"role": "repair", "label_subset": true},
+//!            "B": {"role": "recovery"}, "C3": {"role": "report"}}}
+//! ```
+//!
+//! `role`: `repair` (dedup's union collapses these per instance), `recovery` (kept apart),
+//! `report` (report-only, never a training view). `label_subset`: a behaviour-labelled
+//! subset of another pool. Loading a file replaces the roles of the pools it names.
+
+use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
+use crate::hash::HashingReader;
+use anyhow::Result;
+use duckdb::{Connection, params};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Loader version recorded in the ingest log.
+pub const LOADER_VERSION: &str = "pools/1";
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFile {
+    pools: BTreeMap<String, RawPool>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPool {
+    role: String,
+    #[serde(default)]
+    label_subset: bool,
+}
+
+/// Loads a pools file in one transaction.
+///
+/// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, a role
+/// other than repair / recovery / report, an empty pool name, no pool.
+pub fn load(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
+    ingest::load_file(conn, path, "pools", LOADER_VERSION, None, |conn, file_id, file| {
+        let (bytes, sha256) = HashingReader::new(file).finish()?;
+        let raw = std::fs::read(path)?;
+        let text = crate::review::adapters::utf8_document(path, &raw)?;
+        let parsed: RawFile = crate::review::adapters::parse_json(path, 1, text)?;
+        if parsed.pools.is_empty() {
+            return Err(InputError::at(path, None, Some("pools"), "names no pool").into());
+        }
+        for (name, pool) in &parsed.pools {
+            if name.trim().is_empty() {
+                return Err(InputError::at(path, None, Some("pools"), "a pool name must not be empty").into());
+            }
+            if !["repair", "recovery", "report"].contains(&pool.role.as_str()) {
+                return Err(InputError::at(
+                    path,
+                    None,
+                    Some(&format!("pools.{name}.role")),
+                    format!("{:?} is not repair, recovery or report", pool.role),
+                )
+                .into());
+            }
+            conn.execute("delete from sft_pool_roles where pool = ?", [name])?;
+            conn.execute(
+                "insert into sft_pool_roles values (?, ?, ?, ?)",
+                params![name, pool.role, pool.label_subset, file_id],
+            )?;
+        }
+        Ok(LoaderResult { rows: parsed.pools.len() as i64, bytes, sha256 })
+    })
+}

@@ -1,0 +1,75 @@
+//! Pool audit views on a hand-made pool set, figures worked out by hand (issue 5).
+//!
+//! One instance `i1`, 8 tokens, four training views and one report-only view:
+//!   A  supervises [2,5) = {2,3,4}        C1 the same line as A (an exact copy)
+//!   C2 supervises [2,4) = {2,3}           B (recovery) supervises [3,6) = {3,4,5}
+//!   C3 (report-only, instance i2) supervises {0}.
+//! none:  4 views, exposure 3+3+2+3 = 11, unique {2,3,4,5} = 4, context 4*8 = 32.
+//! exact: A and C1 count once: 3 views, exposure 8, context 24.
+//! union: one repair view {2,3,4} + B: 2 views, exposure 3+3 = 6, context 16.
+//! Recovery region R = {3,4,5}, |R| = 3. Region exposure: none = A 2 + C1 2 + C2 1 + B 3 = 8;
+//! union = 2 + 3 = 5. New positions (R outside the repair union) = {5}: 1. New instances 0.
+//! Weights: U = 6, |R| = 3: total(1) = 9, region(1) = 6, total(2) = 12, region(2) = 9.
+
+use std::path::Path;
+
+fn line(view_id: &str, pool: &str, instance: &str, mask: [u8; 8]) -> String {
+    format!(
+        r#"{{"view_id":"{view_id}","pool":"{pool}","instance_id":"{instance}","input_ids":[1,2,3,4,5,6,7,8],"loss_mask":{mask:?}}}"#
+    )
+}
+
+#[test]
+fn dedup_exposure_and_weights_by_hand() {
+    let dir = std::env::temp_dir().join(format!("sphragis-pools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let views = [
+        line("a", "A", "i1", [0, 0, 1, 1, 1, 0, 0, 0]),
+        line("c1", "C1", "i1", [0, 0, 1, 1, 1, 0, 0, 0]),
+        line("c2", "C2", "i1", [0, 0, 1, 1, 0, 0, 0, 0]),
+        line("b", "B", "i1", [0, 0, 0, 1, 1, 1, 0, 0]),
+        line("c3", "C3", "i2", [1, 0, 0, 0, 0, 0, 0, 0]),
+    ]
+    .join("\n");
+    std::fs::write(dir.join("views.jsonl"), views + "\n").unwrap();
+    std::fs::write(
+        dir.join("pools.json"),
+        r#"{"pools": {"A": {"role": "repair"}, "C1": {"role": "repair", "label_subset": true},
+            "C2": {"role": "repair", "label_subset": true}, "B": {"role": "recovery"}, "C3": {"role": "report"}}}"#,
+    )
+    .unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    let mut stmt = conn
+        .prepare("select mode, views, instances, exposure, unique_positions, context_tokens from sft_dedup_v1 order by mode")
+        .unwrap();
+    let dedup: Vec<(String, i64, i64, i64, i64, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        dedup,
+        vec![
+            ("exact".into(), 3, 1, 8, 4, 24),
+            ("none".into(), 4, 1, 11, 4, 32),
+            ("union".into(), 2, 1, 6, 4, 16),
+        ]
+    );
+    let mut stmt = conn
+        .prepare("select mode, region_positions, region_exposure, exposure, new_instances, new_positions from sft_recovery_exposure_v1 order by mode")
+        .unwrap();
+    let exposure: Vec<(String, i64, i64, i64, i64, i64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(exposure, vec![("none".into(), 3, 8, 11, 0, 1), ("union".into(), 3, 5, 6, 0, 1)]);
+    let mut stmt = conn
+        .prepare("select total::double, region::double from sft_weight_projection_v1 where weight in (1, 2) order by weight")
+        .unwrap();
+    let weights: Vec<(f64, f64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(weights, vec![(9.0, 6.0), (12.0, 9.0)]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
