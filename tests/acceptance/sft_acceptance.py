@@ -85,6 +85,36 @@ check("per-instance table rows (mini-swe-agent)", len(instances), 43)
 check("per-instance resolved", sum(1 for r in instances if r["resolved"]), 24)
 check("every mini-swe-agent instance has its view in pool A", sorted({r["pools"] for r in instances}), ["[A]"])
 
+# Pool audit figures on the seed-sized synthetic pools (../shared/bench/gen_sft_pools.py),
+# checked against the pure-Python reference reading the same JSONL (no sphragis code).
+import re  # noqa: E402
+import subprocess  # noqa: E402
+
+bench = os.path.join(os.path.dirname(data), "bench")
+subprocess.run([sys.executable, os.path.join(bench, "gen_sft_pools.py")], cwd=work, check=True)
+synthetic = os.path.join(work, "sft_pools.jsonl")
+pools = os.path.join(work, "pools.json")
+with open(pools, "w") as f:
+    json.dump({"pools": {"A": {"role": "repair"}, "C1": {"role": "repair", "label_subset": True},
+                         "C2": {"role": "repair", "label_subset": True}, "B": {"role": "recovery"},
+                         "C3": {"role": "report"}}}, f)
+pools_db = Acceptance("pools", binary, os.path.join(work, "acceptance-pools.duckdb"))
+pools_db.sph("load", "views", synthetic)
+pools_db.sph("load", "pools", pools)
+out = subprocess.run([sys.executable, os.path.join(bench, "py_sft_reference.py"), synthetic],
+                     capture_output=True, text=True, check=True).stdout
+ref = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", out)}
+q = lambda sql: json.loads(pools_db.sph("sql", sql, "--format", "json").stdout)["rows"][0]
+got = q("select (select count(*) from sft_views) as views, (select sum(n_ids) from sft_views) as positions, "
+        "(select sum(run_end - run_start) from sft_view_runs) as exposure, "
+        "(select sum(run_end - run_start) from sft_union_runs_v1) as union_unique, "
+        "(select region_exposure from sft_recovery_exposure_v1 where mode = 'none') as recovery_region_exposure, "
+        "(select p50 from sft_context_lengths_v1) as p50, (select p90 from sft_context_lengths_v1) as p90, "
+        "(select max from sft_context_lengths_v1) as max")
+for key in ("views", "positions", "exposure", "union_unique", "recovery_region_exposure", "p50", "p90", "max"):
+    check(f"synthetic pools: {key} equals the independent Python checker", abs(float(got[key]) - ref[key]) < 1e-6, True)
+os.remove(synthetic)
+
 import duckdb  # noqa: E402  (installed by .ci/run into a venv)
 
 con = duckdb.connect(db, read_only=True)
