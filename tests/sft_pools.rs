@@ -10,6 +10,10 @@
 //! Recovery region R = {3,4,5}, |R| = 3. Region exposure: none = A 2 + C1 2 + C2 1 + B 3 = 8;
 //! union = 2 + 3 = 5. New positions (R outside the repair union) = {5}: 1. New instances 0.
 //! Weights: U = 6, |R| = 3: total(1) = 9, region(1) = 6, total(2) = 12, region(2) = 9.
+//! Exact per pool: C1 is a copy of A (a < c1 by view_id); C2 {2,3} is a subset of A.
+//! priority(C2) keeps {2,3} and drops position 4 against the union; A and C1 drop nothing.
+//! Membership: C1 and C2 hold 1 of 4 training views before (0.25), 1 of 2 after (0.5).
+//! Concentration: the one recovery view holds all 3 of the pool's supervised tokens.
 
 use std::path::Path;
 
@@ -71,5 +75,25 @@ fn dedup_exposure_and_weights_by_hand() {
         .unwrap();
     let weights: Vec<(f64, f64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(weights, vec![(9.0, 6.0), (12.0, 9.0)]);
+    let rows = |sql: &str| -> Vec<Vec<String>> {
+        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
+        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
+    };
+    assert_eq!(
+        rows("select pool, views, exact_copies, remaining, subset_views from sft_dedup_exact_pools_v1 order by pool"),
+        [["A", "1", "0", "1", "0"], ["B", "1", "0", "1", "0"], ["C1", "1", "1", "0", "0"], ["C2", "1", "0", "1", "1"], ["C3", "1", "0", "1", "0"]]
+    );
+    assert_eq!(
+        rows("select pool, instances_with_view, kept_positions, union_positions, dropped_positions, instances_dropping from sft_dedup_priority_v1 order by pool"),
+        [["A", "1", "3", "3", "0", "0"], ["C1", "1", "3", "3", "0", "0"], ["C2", "1", "2", "3", "1", "1"]]
+    );
+    assert_eq!(
+        rows("select pool, views, share_before, instances, share_after from sft_membership_v1 order by pool"),
+        [["C1", "1", "0.25", "1", "0.5"], ["C2", "1", "0.25", "1", "0.5"]]
+    );
+    assert_eq!(
+        rows("select k, views, top_k_supervised, supervised, share from sft_recovery_concentration_v1 where k in (1, 3) order by k"),
+        [["1", "1", "3", "3", "1"], ["3", "1", "3", "3", "1"]]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -51,6 +51,10 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_recovery_exposure_v1.sql"),
     view!("sql/pools/sft_weight_projection_v1.sql"),
     view!("sql/pools/sft_context_lengths_v1.sql"),
+    view!("sql/pools/sft_dedup_exact_pools_v1.sql"),
+    view!("sql/pools/sft_dedup_priority_v1.sql"),
+    view!("sql/pools/sft_membership_v1.sql"),
+    view!("sql/pools/sft_recovery_concentration_v1.sql"),
 ];
 
 impl ViewFile {

@@ -117,6 +117,30 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "dedup-pools",
+        view: "sft_dedup_exact_pools_v1",
+        about: "SFT exact dedup per pool: copies removed, views remaining, subset views",
+        by_version: false,
+    },
+    Report {
+        name: "priority",
+        view: "sft_dedup_priority_v1",
+        about: "SFT dedup priority(P) per repair pool: positions kept and dropped against the union",
+        by_version: false,
+    },
+    Report {
+        name: "membership",
+        view: "sft_membership_v1",
+        about: "SFT labelled pools: share among training views before and after union dedup",
+        by_version: false,
+    },
+    Report {
+        name: "concentration",
+        view: "sft_recovery_concentration_v1",
+        about: "SFT recovery pool: share of its supervised tokens in its k longest views",
+        by_version: false,
+    },
+    Report {
         name: "weights",
         view: "sft_weight_projection_v1",
         about: "SFT weight projection: total(w) = U + w|R|, region(w) = (1 + w)|R|",
