@@ -9,3 +9,16 @@ create table sft_pool_roles (
     label_subset boolean not null,
     file_id      integer not null
 );
+
+-- Split manifest: instance -> train / dev (SPEC §3.1), from a JSON file.
+create table sft_split_manifest (
+    instance_id varchar primary key,
+    split       varchar not null,
+    file_id     integer not null
+);
+
+-- Protected families: repositories of a held-out benchmark (SPEC §3.1, §3.4 isolation).
+create table sft_protected_families (
+    family  varchar primary key,
+    file_id integer not null
+);

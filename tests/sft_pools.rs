@@ -97,3 +97,62 @@ fn dedup_exposure_and_weights_by_hand() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Isolation, budget and outcomes on two instances, by hand:
+/// demo__repo-1 (train): A supervises {2,3,4}, B (recovery) {3,4,5}, 8 tokens each;
+/// other__x-2 (dev): A supervises {0,1}. Protected families: other__x.
+/// Budget on train: 2 views (one union repair view + B), exposure 3 + 3 = 6, 16 tokens;
+/// G = 8: ceil(2/8) = 1 update per epoch, 100 steps = 100 passes; G = 1: 2 updates, 50 passes.
+/// Outcomes: demo__repo-1 resolved with 2 fail-to-pass nodes and 3 pass-to-pass passed;
+/// other__x-2 unresolved with 1 fail-to-pass node and 1 passed: median pass-to-pass 2.
+#[test]
+fn isolation_budget_and_outcomes_by_hand() {
+    let dir = std::env::temp_dir().join(format!("sphragis-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let views = [
+        line("a1", "A", "demo__repo-1", [0, 0, 1, 1, 1, 0, 0, 0]),
+        line("b1", "B", "demo__repo-1", [0, 0, 0, 1, 1, 1, 0, 0]),
+        line("a2", "A", "other__x-2", [1, 1, 0, 0, 0, 0, 0, 0]),
+    ]
+    .join("\n");
+    std::fs::write(dir.join("views.jsonl"), views + "\n").unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        r#"{"splits": {"train": ["demo__repo-1"], "dev": ["other__x-2"]}, "protected_families": ["other__x"]}"#,
+    )
+    .unwrap();
+    for (id, resolved, f2p, p2p) in [("demo__repo-1", true, r#"["t1","t2"], "failure": []"#, r#"["p1","p2","p3"]"#), ("other__x-2", false, r#"[], "failure": ["t1"]"#, r#"["p1"]"#)] {
+        std::fs::create_dir_all(dir.join(id)).unwrap();
+        std::fs::write(
+            dir.join(id).join("report.json"),
+            format!(r#"{{"resolved": {resolved}, "tests_status": {{"FAIL_TO_PASS": {{"success": {f2p}}}, "PASS_TO_PASS": {{"success": {p2p}, "failure": []}}}}}}"#),
+        )
+        .unwrap();
+    }
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    sphragis::sft::pools::load_manifest(&conn, &dir.join("manifest.json")).unwrap();
+    for id in ["demo__repo-1", "other__x-2"] {
+        sphragis::sft::store::load_outcome(&conn, &dir.join(id).join("report.json")).unwrap();
+    }
+    let rows = |sql: &str| -> Vec<Vec<String>> {
+        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
+        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
+    };
+    assert_eq!(
+        rows("select family, instances, views, protected from sft_isolation_v1 order by family"),
+        [["demo__repo", "1", "2", "false"], ["other__x", "1", "1", "true"]]
+    );
+    assert_eq!(
+        rows("select grad_accum, steps, train_instances, views, exposure, context_tokens, updates_per_epoch, passes \
+              from sft_budget_v1 where steps = 100 and grad_accum in (1, 8) order by grad_accum"),
+        [["1", "100", "1", "2", "6", "16", "2", "50"], ["8", "100", "1", "2", "6", "16", "1", "100"]]
+    );
+    assert_eq!(
+        rows("select fail_to_pass, instances, resolved, all_instances, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by fail_to_pass"),
+        [["1", "1", "0", "2", "1", "2"], ["2", "1", "1", "2", "1", "2"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

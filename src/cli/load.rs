@@ -53,6 +53,8 @@ pub enum KindArg {
     Outcomes,
     /// SFT pool roles: repair / recovery / report, label subsets (JSON; docs/formats.md).
     Pools,
+    /// SFT split manifest and protected families (JSON; docs/formats.md).
+    Manifest,
 }
 
 impl From<KindArg> for ReviewKind {
@@ -64,7 +66,7 @@ impl From<KindArg> for ReviewKind {
             KindArg::GerritQuery => Self::GerritQuery,
             KindArg::Orgs => Self::Orgs,
             KindArg::Labels => Self::Labels,
-            KindArg::Views | KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools => {
+            KindArg::Views | KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest => {
                 unreachable!("SFT kinds load through sft::")
             }
         }
@@ -75,13 +77,14 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if args.kind == KindArg::Views {
         return views(db, args, ui);
     }
-    if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools) {
+    if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest) {
         let conn = crate::db::open(db)?;
         let bar = ui.spinner("loading".into());
         for (n, file) in args.files.iter().enumerate() {
             let (outcome, kind) = match args.kind {
                 KindArg::Trajectories => (crate::sft::store::load_trajectories(&conn, file), "trajectories"),
                 KindArg::Outcomes => (crate::sft::store::load_outcome(&conn, file), "outcomes"),
+                KindArg::Manifest => (crate::sft::pools::load_manifest(&conn, file), "manifest"),
                 _ => (crate::sft::pools::load(&conn, file), "pools"),
             };
             bar.set_position(n as u64 + 1);

@@ -84,7 +84,7 @@ pub struct LoaderResult {
 
 /// Kinds whose same bytes are applied again when loaded again (a configuration that
 /// is re-registered), instead of being skipped as a duplicate.
-pub const REAPPLIED_KINDS: &[&str] = &["orgs", "pools"];
+pub const REAPPLIED_KINDS: &[&str] = &["orgs", "pools", "manifest"];
 
 /// Kinds whose file path is part of what they say (a SWE-bench `report.json` names its
 /// instance by its folder): the same bytes at another path are another input.

@@ -55,6 +55,9 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_dedup_priority_v1.sql"),
     view!("sql/pools/sft_membership_v1.sql"),
     view!("sql/pools/sft_recovery_concentration_v1.sql"),
+    view!("sql/pools/sft_isolation_v1.sql"),
+    view!("sql/pools/sft_budget_v1.sql"),
+    view!("sql/pools/sft_outcome_distribution_v1.sql"),
 ];
 
 impl ViewFile {

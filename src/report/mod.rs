@@ -153,6 +153,24 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "isolation",
+        view: "sft_isolation_v1",
+        about: "SFT families: instances, views, and the exact intersection with the protected list",
+        by_version: false,
+    },
+    Report {
+        name: "budget",
+        view: "sft_budget_v1",
+        about: "SFT training budget on the train split: views, exposure, updates per epoch, passes",
+        by_version: false,
+    },
+    Report {
+        name: "outcomes",
+        view: "sft_outcome_distribution_v1",
+        about: "SFT evaluator outcomes: resolved, fail-to-pass node distribution, median pass-to-pass",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

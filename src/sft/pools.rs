@@ -35,6 +35,55 @@ struct RawPool {
     label_subset: bool,
 }
 
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    #[serde(default)]
+    splits: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    protected_families: Vec<String>,
+}
+
+/// Loads a split manifest (kind `manifest`): `{"splits": {"train": [instance ids], "dev":
+/// [...]}, "protected_families": ["astropy__astropy", ...]}` (both parts optional).
+/// Loading one replaces the whole manifest and protected list.
+///
+/// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, an
+/// instance in two splits, an empty name.
+pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
+    ingest::load_file(conn, path, "manifest", "manifest/1", None, |conn, file_id, file| {
+        let (bytes, sha256) = HashingReader::new(file).finish()?;
+        let raw = std::fs::read(path)?;
+        let text = crate::review::adapters::utf8_document(path, &raw)?;
+        let parsed: RawManifest = crate::review::adapters::parse_json(path, 1, text)?;
+        conn.execute("delete from sft_split_manifest", [])?;
+        conn.execute("delete from sft_protected_families", [])?;
+        let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut rows = 0i64;
+        for (split, ids) in &parsed.splits {
+            for (i, id) in ids.iter().enumerate() {
+                let field = format!("splits.{split}[{i}]");
+                if id.trim().is_empty() || split.trim().is_empty() {
+                    return Err(InputError::at(path, None, Some(&field), "must not be empty").into());
+                }
+                if let Some(other) = seen.insert(id, split) {
+                    return Err(InputError::at(path, None, Some(&field), format!("instance {id} is also in split {other}")).into());
+                }
+                conn.execute("insert into sft_split_manifest values (?, ?, ?)", params![id, split, file_id])?;
+                rows += 1;
+            }
+        }
+        let mut families: Vec<&String> = parsed.protected_families.iter().collect();
+        families.sort();
+        families.dedup();
+        for family in families {
+            conn.execute("insert into sft_protected_families values (?, ?)", params![family, file_id])?;
+            rows += 1;
+        }
+        Ok(LoaderResult { rows, bytes, sha256 })
+    })
+}
+
 /// Loads a pools file in one transaction.
 ///
 /// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, a role
