@@ -64,6 +64,10 @@ create table sft_messages (
     role         varchar not null,     -- system, user, assistant, tool
     text         varchar not null,
     reasoning    varchar,              -- thinking text, when the source has it
+    reasoning_chars       integer,     -- characters of the thinking text (null without one)
+    reasoning_tokens      integer,     -- its length re-tokenized with the tokenizer given at load (null without)
+    reasoning_zlib_ratio  double,      -- sph_zlib_ratio(reasoning): zlib bytes / raw bytes (null when empty)
+    long_repetition       boolean,     -- >= 3,000 characters and zlib ratio < 0.1 (SPEC §3.4), stored verdict
     tool_call_id varchar,              -- on tool messages
     tool_name    varchar,              -- on tool messages
     returncode   integer,              -- observation return code, when the source shows one

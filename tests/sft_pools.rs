@@ -156,3 +156,43 @@ fn isolation_budget_and_outcomes_by_hand() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Thinking bodies and supervised tool calls on a hand-made LLaMA-Factory row:
+/// message 2 (assistant) thinks "Let me check the test again.\n" x 200 (5,800 characters,
+/// compresses far below 0.1: a long-repetition candidate) and calls bash; message 4
+/// (assistant) has a blank thinking placeholder and calls `search_dir` (a search tool).
+/// One view keeps only message 2: one supervised call, bash, bash share 1.
+#[test]
+fn thinking_bodies_and_supervised_tools_by_hand() {
+    let dir = std::env::temp_dir().join(format!("sphragis-thinking-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let thinking = "Let me check the test again.\\n".repeat(200);
+    let row = format!(
+        r#"{{"messages": [{{"role": "system", "content": [{{"type": "text", "value": "sys"}}]}},
+        {{"role": "user", "content": [{{"type": "text", "value": "fix it"}}]}},
+        {{"role": "assistant", "content": [{{"type": "reasoning", "value": "{thinking}"}}, {{"type": "tool_call", "value": "{{\"name\": \"bash\", \"arguments\": {{\"command\": \"ls\"}}}}"}}]}},
+        {{"role": "tool", "content": [{{"type": "text", "value": "a.py"}}]}},
+        {{"role": "assistant", "content": [{{"type": "reasoning", "value": "  "}}, {{"type": "tool_call", "value": "{{\"name\": \"search_dir\", \"arguments\": {{\"search_term\": \"x\"}}}}"}}]}}],
+        "tools": "[]"}}"#
+    )
+    .replace('\n', " ");
+    std::fs::write(dir.join("lf.jsonl"), row + "\n").unwrap();
+    std::fs::write(
+        dir.join("views.jsonl"),
+        "{\"view_id\":\"v\",\"pool\":\"A\",\"instance_id\":\"lf:0\",\"input_ids\":[1,2,3],\"loss_mask\":[0,1,1],\"keep_msgs\":[2]}\n",
+    )
+    .unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &dir.join("lf.jsonl"), None).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    let rows = |sql: &str| -> Vec<Vec<String>> {
+        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
+        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
+    };
+    assert_eq!(
+        rows("select source, assistant_messages, bodies, blank, chars_max, long_repetition from sft_thinking_v1"),
+        [["llamafactory", "2", "2", "1", "5800", "1"]]
+    );
+    assert_eq!(rows("select tool, calls, share, bash_share from sft_supervised_tools_v1"), [["bash", "1", "1", "1"]]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

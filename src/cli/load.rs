@@ -24,7 +24,8 @@ pub struct Args {
     /// views: whether message span ends are inclusive or exclusive, for lines that do not say.
     #[arg(long, value_parser = ["inclusive", "exclusive"])]
     pub span_end: Option<String>,
-    /// views: the tokenizer.json the views were made with (vocabulary bound for the contract).
+    /// views: the tokenizer.json the views were made with (vocabulary bound for the
+    /// contract); trajectories: re-tokenize thinking bodies with it.
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
 }
@@ -78,11 +79,18 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         return views(db, args, ui);
     }
     if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest) {
+        let tokenizer = match (&args.tokenizer, args.kind) {
+            (Some(path), KindArg::Trajectories) => Some(
+                tokenizers::Tokenizer::from_file(path)
+                    .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", path.display()))?,
+            ),
+            _ => None,
+        };
         let conn = crate::db::open(db)?;
         let bar = ui.spinner("loading".into());
         for (n, file) in args.files.iter().enumerate() {
             let (outcome, kind) = match args.kind {
-                KindArg::Trajectories => (crate::sft::store::load_trajectories(&conn, file), "trajectories"),
+                KindArg::Trajectories => (crate::sft::store::load_trajectories(&conn, file, tokenizer.as_ref()), "trajectories"),
                 KindArg::Outcomes => (crate::sft::store::load_outcome(&conn, file), "outcomes"),
                 KindArg::Manifest => (crate::sft::pools::load_manifest(&conn, file), "manifest"),
                 _ => (crate::sft::pools::load(&conn, file), "pools"),

@@ -58,6 +58,8 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_isolation_v1.sql"),
     view!("sql/pools/sft_budget_v1.sql"),
     view!("sql/pools/sft_outcome_distribution_v1.sql"),
+    view!("sql/pools/sft_thinking_v1.sql"),
+    view!("sql/pools/sft_supervised_tools_v1.sql"),
 ];
 
 impl ViewFile {

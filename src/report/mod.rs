@@ -171,6 +171,18 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "thinking",
+        view: "sft_thinking_v1",
+        about: "SFT thinking bodies: count, blank placeholders, length P50/P90/max, long-repetition candidates",
+        by_version: false,
+    },
+    Report {
+        name: "tools",
+        view: "sft_supervised_tools_v1",
+        about: "SFT supervised tool calls by tool, and the bash share",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

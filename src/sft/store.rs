@@ -25,7 +25,11 @@ pub const OUTCOMES_LOADER_VERSION: &str = "outcomes/1";
 ///
 /// Errors: the reader rejects the file (naming row, message and field), or an instance
 /// id is already loaded; the database is then unchanged.
-pub fn load_trajectories(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
+pub fn load_trajectories(
+    conn: &Connection,
+    path: &Path,
+    tokenizer: Option<&tokenizers::Tokenizer>,
+) -> Result<LoadOutcome> {
     ingest::load_file(conn, path, "trajectories", TRAJECTORIES_LOADER_VERSION, None, |conn, file_id, file| {
         let (bytes, sha256) = HashingReader::new(file).finish()?;
         let read = trajectories::detect_and_read(path)?;
@@ -44,12 +48,13 @@ pub fn load_trajectories(conn: &Connection, path: &Path) -> Result<LoadOutcome> 
                 return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
             }
         }
-        let rows = store(conn, file_id, &read).with_context(|| path.display().to_string())?;
+        let rows = store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())?;
         Ok(LoaderResult { rows, bytes, sha256 })
     })
 }
 
-fn store(conn: &Connection, file_id: i32, read: &[Trajectory]) -> Result<i64> {
+fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option<&tokenizers::Tokenizer>) -> Result<i64> {
+    use crate::rules::compress::{DEFAULT_MAX_RATIO, DEFAULT_MIN_CHARS, is_long_repetition, zlib_ratio};
     let mut trajectories = conn.appender("sft_trajectories")?;
     let mut messages = conn.appender("sft_messages")?;
     let mut calls = conn.appender("sft_tool_calls")?;
@@ -73,6 +78,15 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory]) -> Result<i64> {
                 m.role.as_str(),
                 m.text,
                 m.reasoning,
+                m.reasoning.as_ref().map(|r| r.chars().count() as i64),
+                match (tokenizer, &m.reasoning) {
+                    (Some(t), Some(r)) => Some(
+                        t.encode(r.as_str(), false).map_err(|e| anyhow::anyhow!("tokenizing thinking text: {e}"))?.len() as i64,
+                    ),
+                    _ => None,
+                },
+                m.reasoning.as_deref().and_then(zlib_ratio),
+                m.reasoning.as_deref().map(|r| is_long_repetition(r, DEFAULT_MIN_CHARS, DEFAULT_MAX_RATIO)),
                 m.tool_call_id,
                 m.tool_name,
                 m.returncode,
