@@ -68,6 +68,9 @@ create table sft_messages (
     reasoning_tokens      integer,     -- its length re-tokenized with the tokenizer given at load (null without)
     reasoning_zlib_ratio  double,      -- sph_zlib_ratio(reasoning): zlib bytes / raw bytes (null when empty)
     long_repetition       boolean,     -- >= 3,000 characters and zlib ratio < 0.1 (SPEC §3.4), stored verdict
+    runs_test    boolean,              -- heuristic: an assistant message running a test command
+    writes       boolean,              -- heuristic: an assistant message writing a file (shell or edit tool)
+    test_result  varchar,              -- heuristic: 'pass' / 'fail' read from the observation of a test run
     tool_call_id varchar,              -- on tool messages
     tool_name    varchar,              -- on tool messages
     returncode   integer,              -- observation return code, when the source shows one
@@ -95,7 +98,9 @@ create table sft_commands (
     msg_index   integer not null,
     call_index  integer not null,
     command     varchar not null,
-    git_history boolean not null
+    git_history boolean not null,
+    is_test     boolean not null,      -- heuristic: runs a test runner
+    is_write    boolean not null       -- heuristic: writes a file
 );
 
 -- Evaluator outcomes per instance (SWE-bench report.json).

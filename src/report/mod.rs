@@ -183,6 +183,12 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "test-runs",
+        view: "sft_test_runs_heuristic_v1",
+        about: "SFT test runs per trajectory (HEURISTIC): first write, passes/fails, pass after last write, recovery window",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

@@ -11,6 +11,7 @@
 
 pub mod render;
 pub mod build;
+pub mod heuristics;
 pub mod pools;
 pub mod store;
 pub mod trajectories;

@@ -17,6 +17,10 @@ use duckdb::{Connection, params};
 use serde_json::Value;
 use std::path::Path;
 
+/// Structured tool calls that edit files (unless their `command` argument is `view`).
+pub const EDIT_TOOLS: &[&str] =
+    &["edit", "create", "insert", "append", "str_replace_editor", "str_replace_based_edit_tool", "write_file"];
+
 /// Loader versions recorded in the ingest log.
 pub const TRAJECTORIES_LOADER_VERSION: &str = "trajectories/1";
 pub const OUTCOMES_LOADER_VERSION: &str = "outcomes/1";
@@ -59,8 +63,30 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
     let mut messages = conn.appender("sft_messages")?;
     let mut calls = conn.appender("sft_tool_calls")?;
     let mut commands = conn.appender("sft_commands")?;
+    use super::heuristics::{is_test_command, is_write_command, test_result};
     for (row, t) in read.iter().enumerate() {
         let tools = t.tools.as_ref().map(Value::to_string);
+        // Heuristic verdicts per message: does an assistant message run tests or write a
+        // file, and what does the observation after a test run say.
+        let mut runs_test = vec![false; t.messages.len()];
+        let mut writes = vec![false; t.messages.len()];
+        let mut result: Vec<Option<&'static str>> = vec![None; t.messages.len()];
+        let mut pending_test = false;
+        for (i, m) in t.messages.iter().enumerate() {
+            if m.role == trajectories::Role::Assistant {
+                let commands = trajectories::bash_commands(m);
+                runs_test[i] = commands.iter().any(|c| is_test_command(c));
+                writes[i] = commands.iter().any(|c| is_write_command(c))
+                    || m.tool_calls.iter().any(|c| {
+                        EDIT_TOOLS.contains(&c.name.as_str())
+                            && c.arguments.get("command").and_then(Value::as_str) != Some("view")
+                    });
+                pending_test = runs_test[i];
+            } else if pending_test && m.role != trajectories::Role::System {
+                result[i] = test_result(&m.text).map(|r| r.as_str());
+                pending_test = false;
+            }
+        }
         trajectories.append_row(params![
             t.instance_id,
             t.source,
@@ -87,6 +113,9 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 },
                 m.reasoning.as_deref().and_then(zlib_ratio),
                 m.reasoning.as_deref().map(|r| is_long_repetition(r, DEFAULT_MIN_CHARS, DEFAULT_MAX_RATIO)),
+                runs_test[m.index],
+                writes[m.index],
+                result[m.index],
                 m.tool_call_id,
                 m.tool_name,
                 m.returncode,
@@ -104,7 +133,9 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                         m.index as i32,
                         k as i32,
                         command,
-                        trajectories::is_git_history_command(command)
+                        trajectories::is_git_history_command(command),
+                        is_test_command(command),
+                        is_write_command(command)
                     ])?;
                 }
             }
