@@ -115,6 +115,73 @@ for key in ("views", "positions", "exposure", "union_unique", "recovery_region_e
     check(f"synthetic pools: {key} equals the independent Python checker", abs(float(got[key]) - ref[key]) < 1e-6, True)
 os.remove(synthetic)
 
+# Real pools from the 43 built views, by rules written here (issue 5):
+#   A  = views of resolved trajectories (all assistant turns);
+#   C1 = exact copies of A's views whose first write comes within the first 6 assistant turns;
+#   C2 = A's instances where a test passes after the last write, the mask cut after the
+#        last passing test run (a subset mask);
+#   B  = recovery windows: from the first failing test observation to the next passing
+#        run, loss 0 outside the window;
+#   C3 = the final report of unresolved trajectories only.
+# The heuristic readings come from sft_test_runs_heuristic_v1; the independent checker is
+# ../shared/bench/py_sft_reference.py reading the pool file.
+runs = {r["instance_id"]: r for r in json.loads(sph("sql", "select * from sft_test_runs_heuristic_v1", "--format", "json").stdout)["rows"]}
+resolved = {r["instance_id"] for r in json.loads(sph("sql", "select instance_id from sft_outcomes where resolved", "--format", "json").stdout)["rows"]}
+base = [json.loads(line) for line in open(pool)]
+
+
+def keep_messages(view, keep):
+    # zero the mask outside the spans of the kept messages
+    mask = [0] * len(view["loss_mask"])
+    for s in view["message_spans"]:
+        if keep(s["index"]):
+            mask[s["start"]:s["end"]] = view["loss_mask"][s["start"]:s["end"]]
+    return mask
+
+
+pooled = []
+for v in base:
+    inst, r = v["instance_id"], runs[v["instance_id"]]
+    def add(name, mask):
+        if any(mask):
+            pooled.append(dict(v, view_id=f"{name}:{inst}", pool=name, loss_mask=mask,
+                               ledger={"n_tokens": len(mask), "n_supervised": sum(mask)}, keep_msgs=None))
+    if inst in resolved:
+        add("A", v["loss_mask"])
+        if r["first_write_turn"] is not None and r["first_write_turn"] <= 6:
+            add("C1", v["loss_mask"])
+        if r["pass_after_last_write"]:
+            add("C2", keep_messages(v, lambda i: i < r["last_pass_index"]))
+        if r["recovery_pass_index"] is not None:
+            add("B", keep_messages(v, lambda i: r["first_fail_index"] < i < r["recovery_pass_index"]))
+    else:
+        last = max(s["index"] for s in v["message_spans"] if s["role"] == "assistant")
+        add("C3", keep_messages(v, lambda i: i == last))
+pool_file = os.path.join(work, "real-pools.jsonl")
+with open(pool_file, "w") as f:
+    for v in pooled:
+        f.write(json.dumps(v) + "\n")
+counts = {p: sum(1 for v in pooled if v["pool"] == p) for p in ("A", "C1", "C2", "B", "C3")}
+print(f"-- real pools by the rules above: {counts}")
+real = Acceptance("real pools", binary, os.path.join(work, "acceptance-real-pools.duckdb"))
+real.sph("load", "views", pool_file, "--tokenizer", tokenizer)
+real.sph("load", "pools", pools)
+out = subprocess.run([sys.executable, os.path.join(bench, "py_sft_reference.py"), pool_file],
+                     capture_output=True, text=True, check=True).stdout
+ref = {k: float(v) for k, v in re.findall(r"(\w+)=([0-9.]+)", out)}
+got = json.loads(real.sph("sql", "select (select count(*) from sft_views) as views, "
+        "(select sum(run_end - run_start) from sft_view_runs) as exposure, "
+        "(select sum(run_end - run_start) from sft_union_runs_v1) as union_unique, "
+        "(select region_exposure from sft_recovery_exposure_v1 where mode = 'none') as recovery_region_exposure, "
+        "(select p50 from sft_context_lengths_v1) as p50, (select p90 from sft_context_lengths_v1) as p90, "
+        "(select count(distinct instance_id) from sft_views) as instances", "--format", "json").stdout)["rows"][0]
+check("real pools: views equal the independent checker", got["views"], int(ref["views"]))
+check("real pools: unique instances", got["instances"], 43)
+for key in ("exposure", "union_unique", "recovery_region_exposure", "p50", "p90"):
+    check(f"real pools: {key} equals the independent checker ({ref[key]:g})", abs(float(got[key]) - ref[key]) < 1e-6, True)
+contract = json.loads(real.sph("report", "contract", "--format", "json").stdout)["rows"]
+check("real pools: every view passes every contract check", sum(r["failed"] for r in contract), 0)
+
 import duckdb  # noqa: E402  (installed by .ci/run into a venv)
 
 con = duckdb.connect(db, read_only=True)
