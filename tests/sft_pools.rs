@@ -196,3 +196,55 @@ fn thinking_bodies_and_supervised_tools_by_hand() {
     assert_eq!(rows("select tool, calls, share, bash_share from sft_supervised_tools_v1"), [["bash", "1", "1", "1"]]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+fn mini_traj(id: &str, middle: &str, second: &str) -> String {
+    let msg = |role: &str, content: &str| serde_json::json!({"role": role, "content": content});
+    serde_json::json!({
+        "instance_id": id,
+        "trajectory_format": "mini-swe-agent-1",
+        "info": {"exit_status": "Submitted", "submission": ""},
+        "messages": [
+            msg("system", "You are a helpful assistant."),
+            msg("user", "Fix the failing test."),
+            msg("assistant", "THOUGHT: run the tests\n\n```bash\npytest tests/test_a.py\n```"),
+            msg("user", "<returncode>1</returncode>\n<output>\nF\n============================== 1 failed in 0.12s ===============================\n</output>"),
+            msg("assistant", &format!("THOUGHT: next\n\n```bash\n{middle}\n```")),
+            msg("user", "<returncode>0</returncode>\n<output>\n</output>"),
+            msg("assistant", &format!("THOUGHT: again\n\n```bash\n{second}\n```")),
+            msg("user", "<returncode>0</returncode>\n<output>\n.\n============================== 1 passed in 0.10s ===============================\n</output>"),
+        ]
+    })
+    .to_string()
+}
+
+/// Recovery windows, by hand: in `demo__env-1` the pass comes from the same tests run with
+/// an environment variable added and no file written in between (the seed's puremagic
+/// case: flagged); in `demo__fix-2` a `sed -i` edit comes between the failure and the
+/// same command passing (a code change: not flagged).
+#[test]
+fn recovery_window_audit_by_hand() {
+    let dir = std::env::temp_dir().join(format!("sphragis-windows-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("env.traj.json"), mini_traj("demo__env-1", "ls tests", "PUREMAGIC_SKIP=1 pytest tests/test_a.py")).unwrap();
+    std::fs::write(dir.join("fix.traj.json"), mini_traj("demo__fix-2", "sed -i 's/a/b/' src/a.py", "pytest tests/test_a.py")).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    for f in ["env.traj.json", "fix.traj.json"] {
+        sphragis::sft::store::load_trajectories(&conn, &dir.join(f), None).unwrap();
+    }
+    let table = sphragis::report::query(
+        &conn,
+        "select instance_id, fail_index, pass_index, same_command, env_changed, runner_changed, narrower_selection, \
+         writes_between, changed_command_pass from sft_recovery_windows_heuristic_v1 order by instance_id",
+        &[],
+    )
+    .unwrap();
+    let rows: Vec<Vec<String>> = table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect();
+    assert_eq!(
+        rows,
+        [
+            ["demo__env-1", "3", "7", "false", "true", "false", "false", "false", "true"],
+            ["demo__fix-2", "3", "7", "true", "false", "false", "false", "true", "false"],
+        ]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

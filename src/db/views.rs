@@ -61,6 +61,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_thinking_v1.sql"),
     view!("sql/pools/sft_supervised_tools_v1.sql"),
     view!("sql/pools/sft_test_runs_heuristic_v1.sql"),
+    view!("sql/pools/sft_recovery_windows_heuristic_v1.sql"),
 ];
 
 impl ViewFile {

@@ -189,6 +189,12 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "recovery",
+        view: "sft_recovery_windows_heuristic_v1",
+        about: "SFT recovery windows (HEURISTIC): failing and passing runs, their commands, pass from a changed command",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
