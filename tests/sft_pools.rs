@@ -248,3 +248,59 @@ fn recovery_window_audit_by_hand() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Final-report status and the expected-failure flag, by hand. Three trajectories whose
+/// last assistant message is message 6: `demo__a-1` has a repair view keeping it
+/// (supervised), `demo__b-2` a repair view keeping only message 2 (masked), `demo__c-3`
+/// no training view (absent) but a report-only view; its failing observation (message
+/// 3) reports an XFAIL, so that report-only view needs review.
+#[test]
+fn final_report_status_and_expected_failures_by_hand() {
+    let dir = std::env::temp_dir().join(format!("sphragis-final-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for id in ["demo__a-1", "demo__b-2"] {
+        std::fs::write(dir.join(format!("{id}.traj.json")), mini_traj(id, "ls", "pytest tests/test_a.py")).unwrap();
+    }
+    let xfail = mini_traj("demo__c-3", "ls", "pytest tests/test_a.py")
+        .replace("F\\n====", "x\\nXFAIL tests/test_a.py::test_broken_fixture - deliberately broken input\\n====");
+    std::fs::write(dir.join("demo__c-3.traj.json"), xfail).unwrap();
+    // 8 tokens: message i spans [i, i+1); supervised where kept
+    let spans: Vec<String> = (0..8)
+        .map(|i| {
+            let role = if i == 0 { "system" } else if i % 2 == 0 { "assistant" } else { "user" };
+            format!(r#"{{"index":{i},"role":"{role}","start":{i},"end":{}}}"#, i + 1)
+        })
+        .collect();
+    let view = |id: &str, pool: &str, inst: &str, keep: &str, mask: &str| {
+        format!(
+            r#"{{"view_id":"{id}","pool":"{pool}","instance_id":"{inst}","input_ids":[1,2,3,4,5,6,7,8],"loss_mask":{mask},"message_spans":[{}],"span_end":"exclusive","keep_msgs":{keep}}}"#,
+            spans.join(",")
+        )
+    };
+    let lines = [
+        view("a", "A", "demo__a-1", "[2,4,6]", "[0,0,1,0,1,0,1,0]"),
+        view("b", "A", "demo__b-2", "[2]", "[0,0,1,0,0,0,0,0]"),
+        view("c", "C3", "demo__c-3", "[6]", "[0,0,0,0,0,0,1,0]"),
+    ];
+    std::fs::write(dir.join("views.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "C3": {"role": "report"}}}"#).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    for id in ["demo__a-1", "demo__b-2", "demo__c-3"] {
+        sphragis::sft::store::load_trajectories(&conn, &dir.join(format!("{id}.traj.json")), None).unwrap();
+    }
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    let rows = |sql: &str| -> Vec<Vec<String>> {
+        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
+        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
+    };
+    assert_eq!(
+        rows("select instance_id, final_message, status from sft_final_report_v1 order by instance_id"),
+        [["demo__a-1", "6", "supervised"], ["demo__b-2", "6", "masked"], ["demo__c-3", "6", "absent"]]
+    );
+    let flagged = rows("select view_id, instance_id, msg_index, status, evidence from sft_expected_failures_heuristic_v1");
+    assert_eq!(flagged.len(), 1);
+    assert_eq!(flagged[0][..4], ["c", "demo__c-3", "3", "needs review"]);
+    assert!(flagged[0][4].contains("XFAIL tests/test_a.py::test_broken_fixture"), "{:?}", flagged[0][4]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

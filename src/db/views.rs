@@ -62,6 +62,9 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_supervised_tools_v1.sql"),
     view!("sql/pools/sft_test_runs_heuristic_v1.sql"),
     view!("sql/pools/sft_recovery_windows_heuristic_v1.sql"),
+    view!("sql/pools/sft_final_report_v1.sql"),
+    view!("sql/pools/sft_expected_failures_heuristic_v1.sql"),
+    view!("sql/pools/sft_instance_detail_v1.sql"),
 ];
 
 impl ViewFile {

@@ -195,6 +195,24 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "final-report",
+        view: "sft_final_report_v1",
+        about: "SFT final report per trajectory: supervised, masked or absent",
+        by_version: false,
+    },
+    Report {
+        name: "expected-failures",
+        view: "sft_expected_failures_heuristic_v1",
+        about: "SFT report-only views citing an expected failure (HEURISTIC): needs review, with evidence",
+        by_version: false,
+    },
+    Report {
+        name: "detail",
+        view: "sft_instance_detail_v1",
+        about: "SFT per-instance detail: every audit figure side by side (CSV for spreadsheets)",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
