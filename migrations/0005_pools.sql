@@ -22,3 +22,13 @@ create table sft_protected_families (
     family  varchar primary key,
     file_id integer not null
 );
+
+-- Evaluator samples from a samples database (SQLite, read-only): one row per instance.
+create table sft_samples (
+    instance_id   varchar primary key,
+    success       boolean not null,
+    finish_reason varchar,             -- natural | max_steps | ...
+    fail_to_pass  integer,             -- declared fail-to-pass test nodes
+    pass_to_pass  integer,             -- declared pass-to-pass test nodes
+    file_id       integer not null
+);

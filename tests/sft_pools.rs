@@ -304,3 +304,36 @@ fn final_report_status_and_expected_failures_by_hand() {
     assert!(flagged[0][4].contains("XFAIL tests/test_a.py::test_broken_fixture"), "{:?}", flagged[0][4]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A samples database (SQLite, read-only): two natural finishes (one success) and one
+/// max_steps failure; medians of the declared test nodes per finish reason.
+#[test]
+fn samples_database_by_hand() {
+    let dir = std::env::temp_dir().join(format!("sphragis-samples-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("samples.sqlite");
+    {
+        let db = rusqlite::Connection::open(&path).unwrap();
+        db.execute_batch(
+            "create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
+             insert into samples values ('a__a-1', 1, 'natural', 2, 10), ('a__a-2', 0, 'natural', 4, 30), ('a__a-3', 0, 'max_steps', 1, 5);",
+        )
+        .unwrap();
+    }
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::pools::load_samples(&conn, &path).unwrap();
+    let table = sphragis::report::query(
+        &conn,
+        "select finish_reason, instances, successes, median_fail_to_pass, median_pass_to_pass from sft_samples_outcomes_v1 order by 1",
+        &[],
+    )
+    .unwrap();
+    let rows: Vec<Vec<String>> = table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect();
+    assert_eq!(rows, [["max_steps", "1", "0", "1", "5"], ["natural", "2", "1", "3", "20"]]);
+    // not a samples database: the table is named in the error
+    let other = dir.join("other.sqlite");
+    rusqlite::Connection::open(&other).unwrap().execute_batch("create table t (x integer);").unwrap();
+    let err = sphragis::sft::pools::load_samples(&conn, &other).unwrap_err().to_string();
+    assert!(err.contains("field `samples`: not a samples database"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

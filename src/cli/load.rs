@@ -56,6 +56,8 @@ pub enum KindArg {
     Pools,
     /// SFT split manifest and protected families (JSON; docs/formats.md).
     Manifest,
+    /// Evaluator samples database (SQLite, opened read-only; docs/formats.md).
+    Samples,
 }
 
 impl From<KindArg> for ReviewKind {
@@ -67,7 +69,12 @@ impl From<KindArg> for ReviewKind {
             KindArg::GerritQuery => Self::GerritQuery,
             KindArg::Orgs => Self::Orgs,
             KindArg::Labels => Self::Labels,
-            KindArg::Views | KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest => {
+            KindArg::Views
+            | KindArg::Trajectories
+            | KindArg::Outcomes
+            | KindArg::Pools
+            | KindArg::Manifest
+            | KindArg::Samples => {
                 unreachable!("SFT kinds load through sft::")
             }
         }
@@ -78,7 +85,10 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if args.kind == KindArg::Views {
         return views(db, args, ui);
     }
-    if matches!(args.kind, KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest) {
+    if matches!(
+        args.kind,
+        KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest | KindArg::Samples
+    ) {
         let tokenizer = match (&args.tokenizer, args.kind) {
             (Some(path), KindArg::Trajectories) => Some(
                 tokenizers::Tokenizer::from_file(path)
@@ -93,6 +103,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 KindArg::Trajectories => (crate::sft::store::load_trajectories(&conn, file, tokenizer.as_ref()), "trajectories"),
                 KindArg::Outcomes => (crate::sft::store::load_outcome(&conn, file), "outcomes"),
                 KindArg::Manifest => (crate::sft::pools::load_manifest(&conn, file), "manifest"),
+                KindArg::Samples => (crate::sft::pools::load_samples(&conn, file), "samples"),
                 _ => (crate::sft::pools::load(&conn, file), "pools"),
             };
             bar.set_position(n as u64 + 1);

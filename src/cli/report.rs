@@ -18,10 +18,25 @@ pub struct Args {
     /// Write one file per view (`<view>.<ext>`) and a manifest.json here instead of printing.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// weights: recovery weights to project (comma list) instead of the view's grid.
+    #[arg(long, value_name = "W,W,...")]
+    pub weights: Option<String>,
+    /// budget: gradient accumulation size (with --steps; default 8).
+    #[arg(long, value_name = "G")]
+    pub grad_accum: Option<u32>,
+    /// budget: a fixed optimizer step count (with --grad-accum; default 1000).
+    #[arg(long, value_name = "S")]
+    pub steps: Option<u32>,
 }
 
+/// Report groups: one name for several reports.
+const GROUPS: &[(&str, &[&str])] = &[("behaviour", &["thinking", "tools", "test-runs", "final-report", "context"])];
+
+const WEIGHTS_SQL: &str = include_str!("../../sql/steps/weights_custom.sql");
+const BUDGET_SQL: &str = include_str!("../../sql/steps/budget_custom.sql");
+
 fn report_list() -> String {
-    let mut s = String::from("Reports:\n");
+    let mut s = String::from("Reports (groups: behaviour = thinking, tools, test-runs, final-report, context):\n");
     for r in REPORTS {
         s.push_str(&format!("  {:<18} {} [{}]\n", r.name, r.about, r.view));
     }
@@ -30,11 +45,39 @@ fn report_list() -> String {
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     let conn = crate::db::open_read_only(db)?;
-    let chosen: Vec<&Report> =
-        if args.name == "all" { REPORTS.iter().collect() } else { vec![report::find(&args.name)?] };
+    let chosen: Vec<&Report> = if args.name == "all" {
+        REPORTS.iter().collect()
+    } else if let Some((_, names)) = GROUPS.iter().find(|(g, _)| *g == args.name) {
+        names.iter().map(|n| report::find(n)).collect::<anyhow::Result<_>>()?
+    } else {
+        vec![report::find(&args.name)?]
+    };
+    if let Some(w) = &args.weights
+        && w.split(',').any(|x| x.trim().parse::<f64>().is_err())
+    {
+        return Err(CliError { error: anyhow::anyhow!("--weights {w:?}: give numbers separated by commas"), exit_code: 2 });
+    }
+    if args.grad_accum == Some(0) {
+        return Err(CliError { error: anyhow::anyhow!("--grad-accum must be 1 or more"), exit_code: 2 });
+    }
     let mut tables = Vec::new();
     for r in chosen {
-        tables.push(report::run(&conn, r, args.version.as_deref())?);
+        let mut table = report::run(&conn, r, args.version.as_deref())?;
+        // Command-line parameters recompute a grid view's rows from its own base numbers.
+        if r.name == "weights" && let Some(w) = &args.weights {
+            let custom = report::query(&conn, WEIGHTS_SQL, &[w.as_str()])?;
+            table.columns = custom.columns;
+            table.rows = custom.rows;
+            table.about = format!("{} (weights {w})", table.about);
+        }
+        if r.name == "budget" && (args.grad_accum.is_some() || args.steps.is_some()) {
+            let (g, s) = (args.grad_accum.unwrap_or(8).to_string(), args.steps.unwrap_or(1000).to_string());
+            let custom = report::query(&conn, BUDGET_SQL, &[g.as_str(), s.as_str()])?;
+            table.columns = custom.columns;
+            table.rows = custom.rows;
+            table.about = format!("{} (G {g}, {s} steps)", table.about);
+        }
+        tables.push(table);
     }
     print_or_write(&tables, args.format, args.out.as_deref())
 }

@@ -65,6 +65,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_final_report_v1.sql"),
     view!("sql/pools/sft_expected_failures_heuristic_v1.sql"),
     view!("sql/pools/sft_instance_detail_v1.sql"),
+    view!("sql/pools/sft_samples_outcomes_v1.sql"),
 ];
 
 impl ViewFile {

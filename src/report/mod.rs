@@ -213,6 +213,12 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "samples",
+        view: "sft_samples_outcomes_v1",
+        about: "SFT samples database: success and finish reason (natural / max_steps), median test nodes",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

@@ -119,3 +119,49 @@ pub fn load(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
         Ok(LoaderResult { rows: parsed.pools.len() as i64, bytes, sha256 })
     })
 }
+
+/// Loads a samples database (kind `samples`): SQLite, opened read-only by URI
+/// (`file:<path>?mode=ro`), table `samples(instance_id TEXT, success INTEGER,
+/// finish_reason TEXT, fail_to_pass INTEGER, pass_to_pass INTEGER)`.
+///
+/// Errors: not an SQLite file, no `samples` table or a missing column (named), an
+/// instance already loaded; the database is then unchanged.
+pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
+    use anyhow::Context;
+    ingest::load_file(conn, path, "samples", "samples/1", None, |conn, file_id, file| {
+        let (bytes, sha256) = HashingReader::new(file).finish()?;
+        let absolute = std::fs::canonicalize(path)?;
+        let uri = format!("file:{}?mode=ro", absolute.display());
+        let sqlite = rusqlite::Connection::open_with_flags(
+            &uri,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+        )
+        .with_context(|| format!("{}: cannot open as SQLite", path.display()))?;
+        let mut stmt = sqlite
+            .prepare("select instance_id, success, finish_reason, fail_to_pass, pass_to_pass from samples")
+            .map_err(|e| InputError::at(path, None, Some("samples"), format!("not a samples database: {e}")))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, bool>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<i64>>(3)?,
+                    r.get::<_, Option<i64>>(4)?,
+                ))
+            })
+            .map_err(|e| InputError::at(path, None, Some("samples"), e.to_string()))?;
+        let mut n = 0i64;
+        for (i, row) in rows.enumerate() {
+            let (id, success, finish, f2p, p2p) =
+                row.map_err(|e| InputError::at(path, Some(i as u64 + 1), Some("samples"), e.to_string()))?;
+            conn.execute(
+                "insert into sft_samples values (?, ?, ?, ?, ?, ?)",
+                params![id, success, finish, f2p, p2p, file_id],
+            )
+            .with_context(|| format!("{}: row {}: instance {id} may already be loaded", path.display(), i + 1))?;
+            n += 1;
+        }
+        Ok(LoaderResult { rows: n, bytes, sha256 })
+    })
+}
