@@ -2,7 +2,8 @@
 //! `data-samples/review/`, refine v2 (service accounts, rebase successors, dedup) and v3
 //! (all rules, reconciled against v2), split v3 into the registered windows and halves,
 //! freeze it (criteria and manifests into `<demo-db>.frozen/`), check it with
-//! `verify --reproduce`, and print every report.
+//! `verify --reproduce`, load the SFT audit samples (`data-samples/sft/audit/`), and print
+//! every report.
 
 use super::{CliError, FormatArg, Ui};
 use crate::db::ingest::LoadOutcome;
@@ -19,6 +20,13 @@ const SAMPLES: &[(&str, &str)] = &[
     ("review/examples.jsonl", include_str!("../../data-samples/review/examples.jsonl")),
     ("review/openstack.jsonl", include_str!("../../data-samples/review/openstack.jsonl")),
     ("review/labels.jsonl", include_str!("../../data-samples/review/labels.jsonl")),
+    ("sft/audit/demo__env-1.traj.json", include_str!("../../data-samples/sft/audit/demo__env-1.traj.json")),
+    ("sft/audit/demo__fix-2.traj.json", include_str!("../../data-samples/sft/audit/demo__fix-2.traj.json")),
+    ("sft/audit/broken__lint-3.traj.json", include_str!("../../data-samples/sft/audit/broken__lint-3.traj.json")),
+    ("sft/audit/thinking.jsonl", include_str!("../../data-samples/sft/audit/thinking.jsonl")),
+    ("sft/audit/views.jsonl", include_str!("../../data-samples/sft/audit/views.jsonl")),
+    ("sft/audit/pools.json", include_str!("../../data-samples/sft/audit/pools.json")),
+    ("sft/audit/manifest.json", include_str!("../../data-samples/sft/audit/manifest.json")),
 ];
 
 #[derive(Debug, clap::Args)]
@@ -113,6 +121,15 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         "verify --reproduce v3: {}",
         if differences.is_empty() { "clean".to_string() } else { differences.join("; ") }
     ));
+    // The SFT audit samples: trajectories, views, pool roles, split manifest.
+    let audit = samples.join("sft/audit");
+    for name in ["demo__env-1.traj.json", "demo__fix-2.traj.json", "broken__lint-3.traj.json", "thinking.jsonl"] {
+        crate::sft::store::load_trajectories(&conn, &audit.join(name), None)?;
+    }
+    crate::sft::views::load(&conn, &audit.join("views.jsonl"), &Default::default(), &mut |_| {})?;
+    crate::sft::pools::load(&conn, &audit.join("pools.json"))?;
+    crate::sft::pools::load_manifest(&conn, &audit.join("manifest.json"))?;
+    say(format!("loaded the SFT audit samples from {}", display(&audit)));
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", db.display()));
     super::report::print_or_write(&tables, args.format, args.out.as_deref())
