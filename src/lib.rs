@@ -4,7 +4,7 @@
 //! functions, stores their verdicts as plain columns, and exposes every count as a
 //! versioned SQL view, so any figure in a report traces back to a view definition, a
 //! corpus version and the SHA-256 of the input files. `../shared/SPEC.md` is the product
-//! decision; this crate implements its review-corpus half (SPEC §2) so far.
+//! decision; this crate implements the review corpus (SPEC §2) and the SFT corpus (SPEC §3).
 //!
 //! # Bird's-eye view
 //!
@@ -15,6 +15,8 @@
 //! refine ── sph_* functions ─▶ refine_comments / refine_examples (verdicts as columns)
 //! split ───────────────────▶ review_splits (windows, halves) ─▶ freeze: criteria + manifests
 //! verify --reproduce ──────▶ rebuild from the logged inputs in a scratch database, compare
+//! trajectories ─adapters──▶ sft_messages / tool calls / commands (heuristic verdicts stored)
+//! views build ─template────▶ view JSONL ─load views─▶ sft_views (lists) + spans + supervised runs
 //! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
 //! ```
 //!
@@ -30,7 +32,11 @@
 //!   `verify --reproduce`, label-audit items.
 //! - [`report`]: run a versioned view and render it as a table, CSV or JSON, stamped
 //!   with the view's name and SHA-256.
-//! - [`sft`]: the SFT corpus — so far the chat-template view renderer ([`sft::render`]).
+//! - [`sft`]: the SFT corpus — trajectory adapters ([`sft::trajectories`]) and store,
+//!   test-run heuristics ([`sft::heuristics`]), the chat-template renderer
+//!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader
+//!   ([`sft::views`]), pool roles, split manifest and samples database ([`sft::pools`]).
+//!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 helpers.
 //!

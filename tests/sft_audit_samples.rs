@@ -66,6 +66,15 @@ fn dedup_exposure_and_budget() {
         rows(&conn, "select views, exposure, context_tokens, updates_per_epoch from sft_budget_v1 where grad_accum = 8 and steps = 100"),
         [["3", "8", "24", "1"]]
     );
+    assert_eq!(rows(&conn, "select view_id, instance_id, tokens, supervised from sft_report_only_v1"), [["C3:broken__lint-3", "broken__lint-3", "8", "1"]]);
+    // exposure per position: env {2: A, 4: A+B, 6: A+B}; fix {2: A+C1+C2, 4: A+C1+C2, 6: A+C1}
+    assert_eq!(
+        rows(&conn, "select instance_id, position, exposure from sft_position_exposure_v1 order by 1, 2"),
+        [
+            ["demo__env-1", "2", "1"], ["demo__env-1", "4", "2"], ["demo__env-1", "6", "2"],
+            ["demo__fix-2", "2", "3"], ["demo__fix-2", "4", "3"], ["demo__fix-2", "6", "2"],
+        ]
+    );
     assert_eq!(
         rows(&conn, "select family, instances, views, protected from sft_isolation_v1 where family <> '(none)' order by family"),
         [["broken__lint", "1", "1", "true"], ["demo__env", "1", "2", "false"], ["demo__fix", "1", "3", "false"]]

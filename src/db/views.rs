@@ -66,6 +66,8 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_expected_failures_heuristic_v1.sql"),
     view!("sql/pools/sft_instance_detail_v1.sql"),
     view!("sql/pools/sft_samples_outcomes_v1.sql"),
+    view!("sql/pools/sft_report_only_v1.sql"),
+    view!("sql/pools/sft_position_exposure_v1.sql"),
 ];
 
 impl ViewFile {

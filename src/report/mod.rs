@@ -219,6 +219,12 @@ pub const REPORTS: &[Report] = &[
         by_version: false,
     },
     Report {
+        name: "report-only",
+        view: "sft_report_only_v1",
+        about: "SFT report-only views, listed apart from training",
+        by_version: false,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",

@@ -1,13 +1,14 @@
 //! The SFT corpus (agent trajectories with loss masks, SPEC §3).
 //!
 //! [`trajectories`] reads six public harness formats into one message schema and holds
-//! the shell-command and git-history rules; [`store`] loads trajectories and SWE-bench
-//! outcomes into the database; [`render`] turns messages into tokenized views with a
-//! chat template (verified token for token against Hugging Face's
+//! the shell-command and git-history rules; [`heuristics`] reads test commands, file
+//! writes and pass/fail summaries; [`store`] loads trajectories and SWE-bench outcomes
+//! with those verdicts stored as columns; [`render`] turns messages into tokenized views
+//! with a chat template (verified token for token against Hugging Face's
 //! `apply_chat_template`); [`build`] renders loaded trajectories with a supervision
-//! policy; [`views`] loads views in the field's conventions. The contract checks and
-//! the per-instance table are views in `sql/sft/`. The pool audit (SPEC §3.3-3.4) is
-//! not built yet.
+//! policy; [`views`] loads views in the field's conventions; [`pools`] loads pool roles,
+//! the split manifest and a samples database. The contract checks, the per-instance
+//! tables and the pool audit are views in `sql/sft/` and `sql/pools/`.
 
 pub mod render;
 pub mod build;
