@@ -15,7 +15,8 @@
 //!   exact: C1:fix goes: 4 views, exposure 10, context 32
 //!   union: env and fix collapse to {2,4,6} each, plus B: 3 views, exposure 8, context 24
 //!   recovery region R = {4,6} of env: region exposure none = A:env 2 + B 2 = 4 (share 4/13),
-//!   union = 2 + 2 = 4; no new instance or position; weights U = 8, |R| = 2: total(1) = 10.
+//!   union = 2 + 2 = 4; no new instance or position; weights U = 6 (the repair union), |R| = 2:
+//!   total(1) = 8 (= the union mode's exposure), region(1) = 4.
 //!   priority(C2) keeps 2 + 3 = 5 of the union's 6 (drops position 6 of fix).
 //!   budget on train, G = 8: 3 views (2 union + B), exposure 8, 24 tokens, 1 update/epoch.
 
@@ -61,10 +62,16 @@ fn dedup_exposure_and_budget() {
         rows(&conn, "select mode, region_positions, region_exposure, exposure, recovery_views, new_instances, new_positions from sft_recovery_exposure_v1 order by mode"),
         [["none", "2", "4", "13", "1", "0", "0"], ["union", "2", "4", "8", "1", "0", "0"]]
     );
-    assert_eq!(rows(&conn, "select total::bigint, region::bigint from sft_weight_projection_v1 where weight = 1"), [["10", "4"]]);
+    assert_eq!(rows(&conn, "select total::bigint, region::bigint from sft_weight_projection_v1 where weight = 1"), [["8", "4"]]);
     assert_eq!(
         rows(&conn, "select views, exposure, context_tokens, updates_per_epoch from sft_budget_v1 where grad_accum = 8 and steps = 100"),
         [["3", "8", "24", "1"]]
+    );
+    // assistant spans holding a supervised token are kept, the others masked:
+    // env: A 3 kept, B 2 kept + 1 masked; fix: A 3, C1 3, C2 2 kept + 1 masked
+    assert_eq!(
+        rows(&conn, "select instance_id, assistant_blocks_kept, assistant_blocks_masked from sft_instances_v1 where instance_id like 'demo%' order by 1"),
+        [["demo__env-1", "5", "1"], ["demo__fix-2", "8", "1"]]
     );
     assert_eq!(rows(&conn, "select view_id, instance_id, tokens, supervised from sft_report_only_v1"), [["C3:broken__lint-3", "broken__lint-3", "8", "1"]]);
     // exposure per position: env {2: A, 4: A+B, 6: A+B}; fix {2: A+C1+C2, 4: A+C1+C2, 6: A+C1}

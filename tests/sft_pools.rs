@@ -9,7 +9,8 @@
 //! union: one repair view {2,3,4} + B: 2 views, exposure 3+3 = 6, context 16.
 //! Recovery region R = {3,4,5}, |R| = 3. Region exposure: none = A 2 + C1 2 + C2 1 + B 3 = 8;
 //! union = 2 + 3 = 5. New positions (R outside the repair union) = {5}: 1. New instances 0.
-//! Weights: U = 6, |R| = 3: total(1) = 9, region(1) = 6, total(2) = 12, region(2) = 9.
+//! Weights: U = the repair union = 3, |R| = 3: total(1) = 6 (= union exposure), region(1) = 6,
+//! total(2) = 9, region(2) = 9.
 //! Exact per pool: C1 is a copy of A (a < c1 by view_id); C2 {2,3} is a subset of A.
 //! priority(C2) keeps {2,3} and drops position 4 against the union; A and C1 drop nothing.
 //! Membership: C1 and C2 hold 1 of 4 training views before (0.25), 1 of 2 after (0.5).
@@ -74,7 +75,7 @@ fn dedup_exposure_and_weights_by_hand() {
         .prepare("select total::double, region::double from sft_weight_projection_v1 where weight in (1, 2) order by weight")
         .unwrap();
     let weights: Vec<(f64, f64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
-    assert_eq!(weights, vec![(9.0, 6.0), (12.0, 9.0)]);
+    assert_eq!(weights, vec![(6.0, 6.0), (9.0, 9.0)]);
     let rows = |sql: &str| -> Vec<Vec<String>> {
         let table = sphragis::report::query(&conn, sql, &[]).unwrap();
         table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
@@ -330,6 +331,23 @@ fn samples_database_by_hand() {
     .unwrap();
     let rows: Vec<Vec<String>> = table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect();
     assert_eq!(rows, [["max_steps", "1", "0", "1", "5"], ["natural", "2", "1", "3", "20"]]);
+    // success must be 0 or 1; an instance may appear once
+    for (name, rows, expected) in [
+        ("two.sqlite", "('b__b-1', 2, 'natural', 1, 1)", "field `samples[1].success`: 2 is not 0 or 1"),
+        ("dup.sqlite", "('c__c-1', 1, 'natural', 1, 1), ('c__c-1', 0, 'natural', 1, 1)", "field `samples[2].instance_id`: c__c-1 repeats row 1"),
+        ("again.sqlite", "('a__a-1', 1, 'natural', 1, 1)", "field `samples[1].instance_id`: a__a-1 is already loaded from"),
+    ] {
+        let p = dir.join(name);
+        rusqlite::Connection::open(&p)
+            .unwrap()
+            .execute_batch(&format!(
+                "create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
+                 insert into samples values {rows};"
+            ))
+            .unwrap();
+        let err = sphragis::sft::pools::load_samples(&conn, &p).unwrap_err().to_string();
+        assert!(err.contains(expected), "{name}: {err}");
+    }
     // not a samples database: the table is named in the error
     let other = dir.join("other.sqlite");
     rusqlite::Connection::open(&other).unwrap().execute_batch("create table t (x integer);").unwrap();

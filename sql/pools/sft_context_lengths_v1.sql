@@ -1,5 +1,6 @@
 -- sft_context_lengths_v1: context length per instance (SPEC §3.4): P50, P90, max and the
--- count at or above 32,768 tokens. One length per instance: its longest view. Percentiles
+-- count at or above 32,768 tokens. One length per instance with any view (report-only
+-- pools included, as the seed counts them): its longest view. Percentiles
 -- interpolate linearly at (n-1)q of the sorted lengths (numpy's default, quantile_cont).
 -- Grain: one row.
 with lengths as (

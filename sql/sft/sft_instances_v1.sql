@@ -4,7 +4,7 @@
 --   pools (sorted list of pools with a view of it); views; tokens (longest view, tokens);
 --   supervised_tokens (summed over its views: exposure); assistant_messages (in the
 --   trajectory); assistant_blocks_kept / assistant_blocks_masked (assistant spans of its
---   views that are / are not kept for loss, summed over views); tool_calls_bash / _read /
+--   views that hold / do not hold a supervised token, summed over views); tool_calls_bash / _read /
 --   _edit / _search / _submit / _other (tool calls by canonical tool, via tool_aliases);
 --   resolved, fail_to_pass (success + failure nodes), pass_to_pass_passed (from the
 --   evaluator report; null without one).
@@ -24,12 +24,17 @@ views as (
     group by instance_id
 ),
 blocks as (
+    -- an assistant span is kept when it holds a supervised token, masked otherwise
     select v.instance_id,
-           count(*) filter (where v.keep_msgs is null or list_contains(v.keep_msgs, s.msg_index)) as kept,
-           count(*) filter (where v.keep_msgs is not null and not list_contains(v.keep_msgs, s.msg_index)) as masked
-    from sft_view_spans as s
+           count(*) filter (where supervised) as kept,
+           count(*) filter (where not supervised) as masked
+    from (
+        select s.view_id, exists (select 1 from sft_view_runs as r
+                                  where r.view_id = s.view_id and r.run_start < s.end_pos and r.run_end > s.start_pos) as supervised
+        from sft_view_spans as s
+        where s.role = 'assistant'
+    ) as s
     join sft_views as v using (view_id)
-    where s.role = 'assistant'
     group by v.instance_id
 ),
 assistant as (

@@ -53,9 +53,15 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         vec![report::find(&args.name)?]
     };
     if let Some(w) = &args.weights
-        && w.split(',').any(|x| x.trim().parse::<f64>().is_err())
+        && w.split(',').any(|x| x.trim().parse::<f64>().map_or(true, |v| !v.is_finite() || v < 0.0))
     {
-        return Err(CliError { error: anyhow::anyhow!("--weights {w:?}: give numbers separated by commas"), exit_code: 2 });
+        return Err(CliError {
+            error: anyhow::anyhow!("--weights {w:?}: give finite numbers, 0 or more, separated by commas"),
+            exit_code: 2,
+        });
+    }
+    if args.steps == Some(0) {
+        return Err(CliError { error: anyhow::anyhow!("--steps must be 1 or more"), exit_code: 2 });
     }
     if args.grad_accum == Some(0) {
         return Err(CliError { error: anyhow::anyhow!("--grad-accum must be 1 or more"), exit_code: 2 });

@@ -144,7 +144,7 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             .query_map([], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
-                    r.get::<_, bool>(1)?,
+                    r.get::<_, i64>(1)?,
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<i64>>(3)?,
                     r.get::<_, Option<i64>>(4)?,
@@ -152,14 +152,31 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             })
             .map_err(|e| InputError::at(path, None, Some("samples"), e.to_string()))?;
         let mut n = 0i64;
+        let mut seen: BTreeMap<String, usize> = BTreeMap::new();
         for (i, row) in rows.enumerate() {
+            let field = |name: &str| format!("samples[{}].{name}", i + 1);
             let (id, success, finish, f2p, p2p) =
-                row.map_err(|e| InputError::at(path, Some(i as u64 + 1), Some("samples"), e.to_string()))?;
+                row.map_err(|e| InputError::at(path, None, Some(&format!("samples[{}]", i + 1)), e.to_string()))?;
+            if success != 0 && success != 1 {
+                return Err(InputError::at(path, None, Some(&field("success")), format!("{success} is not 0 or 1")).into());
+            }
+            if let Some(first) = seen.insert(id.clone(), i + 1) {
+                return Err(InputError::at(path, None, Some(&field("instance_id")), format!("{id} repeats row {first}")).into());
+            }
+            let earlier: Option<String> = conn
+                .query_row(
+                    "select l.path from sft_samples join ingest_log as l using (file_id) where instance_id = ?",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .ok();
+            if let Some(earlier) = earlier {
+                return Err(InputError::at(path, None, Some(&field("instance_id")), format!("{id} is already loaded from {earlier}")).into());
+            }
             conn.execute(
                 "insert into sft_samples values (?, ?, ?, ?, ?, ?)",
-                params![id, success, finish, f2p, p2p, file_id],
-            )
-            .with_context(|| format!("{}: row {}: instance {id} may already be loaded", path.display(), i + 1))?;
+                params![id, success == 1, finish, f2p, p2p, file_id],
+            )?;
             n += 1;
         }
         Ok(LoaderResult { rows: n, bytes, sha256 })
