@@ -35,6 +35,10 @@ fn audit() -> duckdb::Connection {
     sphragis::sft::views::load(&conn, &d.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
     sphragis::sft::pools::load(&conn, &d.join("pools.json")).unwrap();
     sphragis::sft::pools::load_manifest(&conn, &d.join("manifest.json")).unwrap();
+    sphragis::sft::pools::load_samples(&conn, &d.join("samples.sqlite")).unwrap();
+    for id in ["demo__env-1", "demo__fix-2", "broken__lint-3"] {
+        sphragis::sft::store::load_outcome(&conn, &d.join("logs").join(id).join("report.json")).unwrap();
+    }
     conn
 }
 
@@ -110,4 +114,13 @@ fn behaviour_heuristics() {
         [["llamafactory", "2", "1", "5800", "1"], ["mini-swe-agent", "0", "0", "", "0"]]
     );
     assert_eq!(rows(&conn, "select tool, calls, bash_share from sft_supervised_tools_v1"), [["bash", "6", "1"]]);
+    // outcomes: fail-to-pass nodes 1 (env, resolved; lint, not), 2 (fix, resolved); pass-to-pass 2, 1, 3
+    assert_eq!(
+        rows(&conn, "select fail_to_pass, instances, resolved, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by 1"),
+        [["1", "2", "1", "2", "2"], ["2", "1", "1", "2", "2"]]
+    );
+    assert_eq!(
+        rows(&conn, "select finish_reason, instances, successes, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"),
+        [["max_steps", "1", "0", "7"], ["natural", "2", "2", "21"]]
+    );
 }

@@ -15,18 +15,22 @@ use crate::review::splits;
 use std::path::{Path, PathBuf};
 
 /// The samples, embedded so the demo runs from any directory.
-const SAMPLES: &[(&str, &str)] = &[
-    ("review/orgs.json", include_str!("../../data-samples/review/orgs.json")),
-    ("review/examples.jsonl", include_str!("../../data-samples/review/examples.jsonl")),
-    ("review/openstack.jsonl", include_str!("../../data-samples/review/openstack.jsonl")),
-    ("review/labels.jsonl", include_str!("../../data-samples/review/labels.jsonl")),
-    ("sft/audit/demo__env-1.traj.json", include_str!("../../data-samples/sft/audit/demo__env-1.traj.json")),
-    ("sft/audit/demo__fix-2.traj.json", include_str!("../../data-samples/sft/audit/demo__fix-2.traj.json")),
-    ("sft/audit/broken__lint-3.traj.json", include_str!("../../data-samples/sft/audit/broken__lint-3.traj.json")),
-    ("sft/audit/thinking.jsonl", include_str!("../../data-samples/sft/audit/thinking.jsonl")),
-    ("sft/audit/views.jsonl", include_str!("../../data-samples/sft/audit/views.jsonl")),
-    ("sft/audit/pools.json", include_str!("../../data-samples/sft/audit/pools.json")),
-    ("sft/audit/manifest.json", include_str!("../../data-samples/sft/audit/manifest.json")),
+const SAMPLES: &[(&str, &[u8])] = &[
+    ("review/orgs.json", include_bytes!("../../data-samples/review/orgs.json")),
+    ("review/examples.jsonl", include_bytes!("../../data-samples/review/examples.jsonl")),
+    ("review/openstack.jsonl", include_bytes!("../../data-samples/review/openstack.jsonl")),
+    ("review/labels.jsonl", include_bytes!("../../data-samples/review/labels.jsonl")),
+    ("sft/audit/demo__env-1.traj.json", include_bytes!("../../data-samples/sft/audit/demo__env-1.traj.json")),
+    ("sft/audit/demo__fix-2.traj.json", include_bytes!("../../data-samples/sft/audit/demo__fix-2.traj.json")),
+    ("sft/audit/broken__lint-3.traj.json", include_bytes!("../../data-samples/sft/audit/broken__lint-3.traj.json")),
+    ("sft/audit/thinking.jsonl", include_bytes!("../../data-samples/sft/audit/thinking.jsonl")),
+    ("sft/audit/views.jsonl", include_bytes!("../../data-samples/sft/audit/views.jsonl")),
+    ("sft/audit/pools.json", include_bytes!("../../data-samples/sft/audit/pools.json")),
+    ("sft/audit/manifest.json", include_bytes!("../../data-samples/sft/audit/manifest.json")),
+    ("sft/audit/samples.sqlite", include_bytes!("../../data-samples/sft/audit/samples.sqlite")),
+    ("sft/audit/logs/demo__env-1/report.json", include_bytes!("../../data-samples/sft/audit/logs/demo__env-1/report.json")),
+    ("sft/audit/logs/demo__fix-2/report.json", include_bytes!("../../data-samples/sft/audit/logs/demo__fix-2/report.json")),
+    ("sft/audit/logs/broken__lint-3/report.json", include_bytes!("../../data-samples/sft/audit/logs/broken__lint-3/report.json")),
 ];
 
 #[derive(Debug, clap::Args)]
@@ -129,6 +133,10 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     crate::sft::views::load(&conn, &audit.join("views.jsonl"), &Default::default(), &mut |_| {})?;
     crate::sft::pools::load(&conn, &audit.join("pools.json"))?;
     crate::sft::pools::load_manifest(&conn, &audit.join("manifest.json"))?;
+    crate::sft::pools::load_samples(&conn, &audit.join("samples.sqlite"))?;
+    for id in ["demo__env-1", "demo__fix-2", "broken__lint-3"] {
+        crate::sft::store::load_outcome(&conn, &audit.join("logs").join(id).join("report.json"))?;
+    }
     say(format!("loaded the SFT audit samples from {}", display(&audit)));
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", db.display()));
