@@ -25,22 +25,12 @@ Run from the repo root (Python 3 stdlib; the DuckDB peer runs in the venv's pyth
     $CARGO_TARGET_DIR or ~/.cache/sphragis-target, + /release/sphragis),
     --venv-python PATH (default ~/.cache/sphragis-venv/bin/python)
 """
-import argparse, os, platform, re, shutil, subprocess, sys, tempfile, time
+import os, re, shutil, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import header, parser, run  # noqa: E402
 
 ROWS_PER_COPY = 2961
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def run(cmd, log):
-    """Run one child with output to `log`; return (seconds, peak RSS MiB, exit code, output)."""
-    with open(log, "w+") as out:
-        t0 = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - t0
-        child.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        return seconds, usage.ru_maxrss / 1024, child.returncode, out.read()
 
 
 def note(output, pattern):
@@ -48,13 +38,6 @@ def note(output, pattern):
     m = re.search(pattern, output)
     wrote = len(re.findall(r"^wrote ", output, re.M))
     return m.group(0) if m else f"{wrote} files written" if wrote else " ".join(output.split())[-60:]
-
-
-def machine():
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    mem = next((int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
-    return (f"nproc {len(os.sched_getaffinity(0))}, {model}, {mem} MiB RAM, "
-            f"Linux {platform.release()}, load avg {os.getloadavg()[0]:.2f} at start")
 
 
 def bench_size(n, args, work):
@@ -122,29 +105,15 @@ def bench_size(n, args, work):
 
 
 def main():
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/sphragis-target")
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = parser(__doc__.splitlines()[0])
     p.add_argument("--sizes", default="10,100", help="replication factors, comma list (default 10,100)")
-    p.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"), help="shared team dir (default ../shared)")
-    p.add_argument("--bin", default=os.path.join(target, "release", "sphragis"), help="sphragis binary")
-    p.add_argument("--venv-python", default=os.path.expanduser("~/.cache/sphragis-venv/bin/python"),
-                   help="python with duckdb==2.0.0")
-    p.add_argument("--workdir", help="make the scratch dir inside this dir (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the generated JSONL, databases and logs")
     args = p.parse_args()
     args.shared = os.path.abspath(args.shared)
     sizes = [int(s) for s in args.sizes.split(",")]
-
-    version = subprocess.run([args.bin, "--version"], capture_output=True, text=True, check=True).stdout.strip()
-    duck = subprocess.run([args.venv_python, "-c", "import duckdb; print(duckdb.__version__)"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    print("sphragis review-ingest benchmark (benches/review_bench.py)")
-    print(f"date:    {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
-    print(f"machine: {machine()}")
-    print(f"tools:   {version} ({args.bin}); Python duckdb {duck}; Python {platform.python_version()}")
-    print("note:    one run per step; wall time includes process start (seconds= in the output column is")
-    print("         the peer's own in-process timing); the python reference computes the rules")
-    print("         (strict fence + target_in_comment) but builds no database.")
+    header("sphragis review-ingest benchmark (benches/review_bench.py)", args, [
+        "one run per step; wall time includes process start (seconds= in the output column is",
+        "the peer's own in-process timing); the python reference computes the rules",
+        "(strict fence + target_in_comment) but builds no database."])
     work = tempfile.mkdtemp(prefix="review_bench.", dir=args.workdir)
     ok = True
     try:

@@ -42,9 +42,11 @@ Run from the repo root (Python 3 stdlib; the DuckDB peer runs in the venv's pyth
     $CARGO_TARGET_DIR or ~/.cache/sphragis-target, + /release/sphragis),
     --venv-python PATH (default ~/.cache/sphragis-venv/bin/python), --workdir DIR, --keep
 """
-import argparse, json, math, os, platform, re, shutil, subprocess, sys, tempfile, time
+import json, math, os, re, shutil, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from common import header, parser, run  # noqa: E402
+
 REPAIR = "('A', 'C1', 'C2')"
 
 # (label, figures it yields, SQL). Every query runs in its own `sphragis sql` child.
@@ -90,17 +92,6 @@ UNION_LABELS = [label for label, _, _ in QUERIES if label.startswith("union")]
 FIGURES = ["views", "positions", "exposure", "union_unique", "recovery_region_exposure", "p50", "p90", "max"]
 
 
-def run(cmd, log, cwd=None):
-    """Run one child with output to `log`; return (seconds, peak RSS MiB, exit code, output)."""
-    with open(log, "w+") as out:
-        t0 = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
-        _, status, usage = os.wait4(child.pid, 0)
-        seconds = time.perf_counter() - t0
-        out.seek(0)
-        return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
-
-
 def number(x):
     """A figure as int or float (sphragis prints HUGEINT/BIGINT sums as JSON strings)."""
     if isinstance(x, str):
@@ -117,13 +108,6 @@ def same(a, b):
     if isinstance(a, float) or isinstance(b, float):
         return math.isclose(a, b, rel_tol=1e-9)
     return a == b
-
-
-def machine():
-    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-    mem = next((int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
-    return (f"nproc {len(os.sched_getaffinity(0))} (os.cpu_count {os.cpu_count()}), {model}, {mem} MiB RAM, "
-            f"Linux {platform.release()}, load avg {os.getloadavg()[0]:.2f} at start")
 
 
 def bench(args, work):
@@ -257,28 +241,13 @@ def bench(args, work):
 
 
 def main():
-    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/sphragis-target")
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"), help="shared team dir (default ../shared)")
-    p.add_argument("--bin", default=os.path.join(target, "release", "sphragis"), help="sphragis binary")
-    p.add_argument("--venv-python", default=os.path.expanduser("~/.cache/sphragis-venv/bin/python"),
-                   help="python with duckdb==2.0.0")
-    p.add_argument("--workdir", help="make the scratch dir inside this dir (default: system temp)")
-    p.add_argument("--keep", action="store_true", help="keep the generated JSONL, databases and logs")
-    args = p.parse_args()
+    args = parser(__doc__.splitlines()[0]).parse_args()
     args.shared = os.path.abspath(args.shared)
     args.bin = os.path.abspath(args.bin)
-
-    version = subprocess.run([args.bin, "--version"], capture_output=True, text=True, check=True).stdout.strip()
-    duck = subprocess.run([args.venv_python, "-c", "import duckdb; print(duckdb.__version__)"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    print("sphragis SFT-views benchmark (benches/sft_bench.py)")
-    print(f"date:    {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
-    print(f"machine: {machine()}")
-    print(f"tools:   {version} ({args.bin}); Python duckdb {duck}; Python {platform.python_version()}")
-    print("note:    one run per step; wall time includes process start (the peer's load_seconds /")
-    print("         query_seconds are its own in-process timings); the peer loads loss_mask as")
-    print("         UTINYINT[], sphragis as INTEGER[]; the python reference builds no database.")
+    header("sphragis SFT-views benchmark (benches/sft_bench.py)", args, [
+        "one run per step; wall time includes process start (the peer's load_seconds /",
+        "query_seconds are its own in-process timings); the peer loads loss_mask as",
+        "UTINYINT[], sphragis as TINYINT[]; the python reference builds no database."])
     work = tempfile.mkdtemp(prefix="sft_bench.", dir=args.workdir)
     ok = False
     try:

@@ -1,0 +1,49 @@
+"""Shared parts of the benchmark scripts: run a child and measure it, describe the machine,
+the common command-line options and the report header."""
+import argparse, os, platform, subprocess, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd, log, cwd=None):
+    """Run one child with output to `log`; return (seconds, peak RSS MiB, exit code, output)."""
+    with open(log, "w+") as out:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - t0
+        out.seek(0)
+        return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
+
+
+def machine():
+    model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    mem = next((int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)
+    return (f"nproc {len(os.sched_getaffinity(0))} (os.cpu_count {os.cpu_count()}), {model}, {mem} MiB RAM, "
+            f"Linux {platform.release()}, load avg {os.getloadavg()[0]:.2f} at start")
+
+
+def parser(description):
+    """An argument parser with the options every benchmark takes."""
+    target = os.environ.get("CARGO_TARGET_DIR") or os.path.expanduser("~/.cache/sphragis-target")
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--shared", default=os.path.join(ROOT, "..", "shared"), help="shared team dir (default ../shared)")
+    p.add_argument("--bin", default=os.path.join(target, "release", "sphragis"), help="sphragis binary")
+    p.add_argument("--venv-python", default=os.path.expanduser("~/.cache/sphragis-venv/bin/python"),
+                   help="python with duckdb==2.0.0")
+    p.add_argument("--workdir", help="make the scratch dir inside this dir (default: system temp)")
+    p.add_argument("--keep", action="store_true", help="keep the generated files, databases and logs")
+    return p
+
+
+def header(title, args, notes):
+    """Print the report header: title, date, machine, tool versions, notes."""
+    version = subprocess.run([args.bin, "--version"], capture_output=True, text=True, check=True).stdout.strip()
+    duck = subprocess.run([args.venv_python, "-c", "import duckdb; print(duckdb.__version__)"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    print(title)
+    print(f"date:    {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
+    print(f"machine: {machine()}")
+    print(f"tools:   {version} ({args.bin}); Python duckdb {duck}; Python {platform.python_version()}")
+    for i, line in enumerate(notes):
+        print(("note:    " if i == 0 else "         ") + line)
