@@ -18,6 +18,12 @@
 
 use std::path::Path;
 
+/// Every row of `sql` as text cells.
+fn rows(conn: &duckdb::Connection, sql: &str) -> Vec<Vec<String>> {
+    let table = sphragis::report::query(conn, sql, &[]).unwrap();
+    table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
+}
+
 fn line(view_id: &str, pool: &str, instance: &str, mask: [u8; 8]) -> String {
     format!(
         r#"{{"view_id":"{view_id}","pool":"{pool}","instance_id":"{instance}","input_ids":[1,2,3,4,5,6,7,8],"loss_mask":{mask:?}}}"#
@@ -76,10 +82,7 @@ fn dedup_exposure_and_weights_by_hand() {
         .unwrap();
     let weights: Vec<(f64, f64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(weights, vec![(6.0, 6.0), (9.0, 9.0)]);
-    let rows = |sql: &str| -> Vec<Vec<String>> {
-        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
-        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
-    };
+    let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select pool, views, exact_copies, remaining, subset_views from sft_dedup_exact_pools_v1 order by pool"),
         [["A", "1", "0", "1", "0"], ["B", "1", "0", "1", "0"], ["C1", "1", "1", "0", "0"], ["C2", "1", "0", "1", "1"], ["C3", "1", "0", "1", "0"]]
@@ -138,10 +141,7 @@ fn isolation_budget_and_outcomes_by_hand() {
     for id in ["demo__repo-1", "other__x-2"] {
         sphragis::sft::store::load_outcome(&conn, &dir.join(id).join("report.json")).unwrap();
     }
-    let rows = |sql: &str| -> Vec<Vec<String>> {
-        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
-        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
-    };
+    let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select family, instances, views, protected from sft_isolation_v1 order by family"),
         [["demo__repo", "1", "2", "false"], ["other__x", "1", "1", "true"]]
@@ -186,10 +186,7 @@ fn thinking_bodies_and_supervised_tools_by_hand() {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     sphragis::sft::store::load_trajectories(&conn, &dir.join("lf.jsonl"), None).unwrap();
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
-    let rows = |sql: &str| -> Vec<Vec<String>> {
-        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
-        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
-    };
+    let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select source, assistant_messages, bodies, blank, chars_max, long_repetition from sft_thinking_v1"),
         [["llamafactory", "2", "2", "1", "5800", "1"]]
@@ -232,16 +229,12 @@ fn recovery_window_audit_by_hand() {
     for f in ["env.traj.json", "fix.traj.json"] {
         sphragis::sft::store::load_trajectories(&conn, &dir.join(f), None).unwrap();
     }
-    let table = sphragis::report::query(
-        &conn,
-        "select instance_id, fail_index, pass_index, same_command, env_changed, runner_changed, narrower_selection, \
-         writes_between, changed_command_pass from sft_recovery_windows_heuristic_v1 order by instance_id",
-        &[],
-    )
-    .unwrap();
-    let rows: Vec<Vec<String>> = table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect();
     assert_eq!(
-        rows,
+        rows(
+            &conn,
+            "select instance_id, fail_index, pass_index, same_command, env_changed, runner_changed, narrower_selection, \
+             writes_between, changed_command_pass from sft_recovery_windows_heuristic_v1 order by instance_id"
+        ),
         [
             ["demo__env-1", "3", "7", "false", "true", "false", "false", "false", "true"],
             ["demo__fix-2", "3", "7", "true", "false", "false", "false", "true", "false"],
@@ -291,10 +284,7 @@ fn final_report_status_and_expected_failures_by_hand() {
     }
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
     sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
-    let rows = |sql: &str| -> Vec<Vec<String>> {
-        let table = sphragis::report::query(&conn, sql, &[]).unwrap();
-        table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
-    };
+    let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select instance_id, final_message, status from sft_final_report_v1 order by instance_id"),
         [["demo__a-1", "6", "supervised"], ["demo__b-2", "6", "masked"], ["demo__c-3", "6", "absent"]]
@@ -323,16 +313,15 @@ fn samples_database_by_hand() {
     }
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     sphragis::sft::pools::load_samples(&conn, &path).unwrap();
-    let table = sphragis::report::query(
-        &conn,
-        "select finish_reason, instances, successes, median_fail_to_pass, median_pass_to_pass from sft_samples_outcomes_v1 order by 1",
-        &[],
-    )
-    .unwrap();
-    let rows: Vec<Vec<String>> = table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect();
-    assert_eq!(rows, [["max_steps", "1", "0", "1", "5"], ["natural", "2", "1", "3", "20"]]);
+    assert_eq!(
+        rows(
+            &conn,
+            "select finish_reason, instances, successes, median_fail_to_pass, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"
+        ),
+        [["max_steps", "1", "0", "1", "5"], ["natural", "2", "1", "3", "20"]]
+    );
     // success must be 0 or 1; an instance may appear once
-    for (name, rows, expected) in [
+    for (name, values, expected) in [
         ("two.sqlite", "('b__b-1', 2, 'natural', 1, 1)", "field `samples[1].success`: 2 is not 0 or 1"),
         ("dup.sqlite", "('c__c-1', 1, 'natural', 1, 1), ('c__c-1', 0, 'natural', 1, 1)", "field `samples[2].instance_id`: c__c-1 repeats row 1"),
         ("again.sqlite", "('a__a-1', 1, 'natural', 1, 1)", "field `samples[1].instance_id`: a__a-1 is already loaded from"),
@@ -342,7 +331,7 @@ fn samples_database_by_hand() {
             .unwrap()
             .execute_batch(&format!(
                 "create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
-                 insert into samples values {rows};"
+                 insert into samples values {values};"
             ))
             .unwrap();
         let err = sphragis::sft::pools::load_samples(&conn, &p).unwrap_err().to_string();
