@@ -23,15 +23,17 @@
 //! # Code map
 //!
 //! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
-//!   checksums), [`db::views`] (the view registry), [`db::ingest`] (transactional,
+//!   checksums), [`db::views`] (the registry of views and table macros),
+//!   [`db::release`] (the lock of released SQL), [`db::ingest`] (transactional,
 //!   SHA-256-bound loads and the [`db::ingest::InputError`] that names file, line, field).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
 //!   (service accounts, windows, halves), refine into corpus versions, splits, freeze and
 //!   `verify --reproduce`, label-audit items.
-//! - [`report`]: run a versioned view and render it as a table, CSV or JSON, stamped
-//!   with the view's name and SHA-256.
+//! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
+//!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
+//!   SHA-256, arguments, filter and the exact query.
 //! - [`sft`]: the SFT corpus — trajectory adapters ([`sft::trajectories`]) and store,
 //!   test-run heuristics ([`sft::heuristics`]), the chat-template renderer
 //!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader
@@ -47,7 +49,11 @@
 //! - No view calls an `sph_` function: the file answers every view from a stock DuckDB
 //!   client with no sphragis code loaded.
 //! - A released view file or migration is never edited: a change of meaning is a new
-//!   `_v<N+1>` view or a new migration; an edited one is refused on open.
+//!   `_v<N+1>` view or a new migration; an edited one is refused on open, and from 0.2.0
+//!   `sql/released.sha256` locks them (a test).
+//! - A stamp never names SQL that did not produce the rows: report rows come only from
+//!   the query recorded in their stamp (`tests/stamps.rs` re-runs every stamp on a plain
+//!   DuckDB connection).
 //! - Every load is one transaction: an input error leaves the database unchanged.
 //! - Reports never show example content: only counts, ids of views and files. The sealed
 //!   window's content opens only through `examples --unseal`, logged in `sph_log`.
@@ -60,5 +66,17 @@ pub mod review;
 pub mod rules;
 pub mod sft;
 
-/// The version of the rule code that computed stored verdicts (`corpus_versions.rules_code`).
-pub const RULES_CODE: &str = concat!("sphragis ", env!("CARGO_PKG_VERSION"));
+/// The code that computed stored verdicts and stamped reports: crate version and the git
+/// commit it was built from, e.g. `sphragis 0.1.0 (git 3fb3f09a1c2d)`, with `-dirty` when
+/// tracked files differed from that commit, or `(git no-git)` for a build outside a git
+/// checkout. Stored in `corpus_versions.rules_code`, view builds and report manifests;
+/// printed by `sphragis --version`. Set by `build.rs`.
+pub const CODE_VERSION: &str = concat!("sphragis ", env!("CARGO_PKG_VERSION"), " (git ", env!("SPHRAGIS_GIT"), ")");
+
+/// [`CODE_VERSION`] without the leading program name, as `sphragis --version` prints it
+/// after the name.
+pub const VERSION_TEXT: &str = concat!(env!("CARGO_PKG_VERSION"), " (git ", env!("SPHRAGIS_GIT"), ")");
+
+/// The version of the rule code that computed stored verdicts (`corpus_versions.rules_code`):
+/// [`CODE_VERSION`].
+pub const RULES_CODE: &str = CODE_VERSION;

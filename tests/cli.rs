@@ -5,6 +5,12 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+fn sha256_of(path: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(std::fs::read(path).unwrap());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 struct Scratch {
     dir: PathBuf,
 }
@@ -232,8 +238,11 @@ fn reports_as_csv_json_and_files_name_their_view() {
 
     let json: serde_json::Value =
         serde_json::from_str(&s.ok(&["report", "fences", "--version", "v3", "--format", "json"])).unwrap();
-    assert_eq!(json["view"], "fence_agreement_v1");
-    assert_eq!(json["view_sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(json["name"], "fence_agreement_v1");
+    assert_eq!(json["kind"], "view");
+    assert_eq!(json["filter"], "version = 'v3'");
+    assert_eq!(json["query"], "select * from fence_agreement_v1 where version = 'v3' order by all");
+    assert_eq!(json["sha256"].as_str().unwrap().len(), 64);
 
     let table = s.ok(&["report", "all"]);
     for view in sphragis::report::REPORTS.iter().map(|r| r.view) {
@@ -248,9 +257,17 @@ fn reports_as_csv_json_and_files_name_their_view() {
     assert_eq!(files.len(), sphragis::report::REPORTS.len());
     for f in files {
         let name = f["file"].as_str().unwrap();
-        assert_eq!(name, format!("{}.csv", f["view"].as_str().unwrap()));
+        assert_eq!(name, format!("{}.csv", f["name"].as_str().unwrap()));
         assert!(dir.join(name).is_file());
+        // an empty file is explained, a non-empty one is not
+        assert_eq!(f["rows"] == 0, f["note"].is_string(), "{f}");
     }
+    assert!(manifest["code_version"].as_str().unwrap().starts_with("sphragis "));
+    assert_eq!(manifest["options"]["report"], "all");
+    let inputs = manifest["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), 2, "orgs.json and examples.jsonl");
+    assert_eq!(inputs[1]["kind"], "examples");
+    assert_eq!(inputs[1]["sha256"].as_str().unwrap(), sha256_of(&examples));
 }
 
 #[test]

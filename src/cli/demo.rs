@@ -140,7 +140,11 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     say(format!("loaded the SFT audit samples from {}", display(&audit)));
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", db.display()));
-    super::report::print_or_write(&tables, args.format, args.out.as_deref())
+    let context = match &args.out {
+        Some(_) => report::ExportContext::of(&conn, &db, serde_json::json!({"report": "all"}))?,
+        None => report::ExportContext::default(),
+    };
+    super::report::print_or_write(&tables, args.format, args.out.as_deref(), &context)
 }
 
 /// Whether `db` is a database an earlier demo made (and may be replaced).

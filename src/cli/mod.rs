@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 /// Audit ML training corpora in one DuckDB file: every count a versioned SQL view.
 #[derive(Debug, Parser)]
-#[command(name = "sphragis", version, about, long_about = None)]
+#[command(name = "sphragis", version = crate::VERSION_TEXT, about, long_about = None)]
 pub struct Cli {
     /// The database file [default: sphragis.duckdb; demo: sphragis-demo.duckdb]. Commands
     /// that write create it; report, views and sql only read an existing one.

@@ -1,7 +1,7 @@
 //! `sphragis report <NAME|all>`: run report views and print or export them.
 
 use super::{CliError, FormatArg};
-use crate::report::{self, REPORTS, Report};
+use crate::report::{self, Arguments, REPORTS, Report};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -18,27 +18,37 @@ pub struct Args {
     /// Write one file per view (`<view>.<ext>`) and a manifest.json here instead of printing.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// weights: recovery weights to project (comma list) instead of the view's grid.
-    #[arg(long, value_name = "W,W,...")]
-    pub weights: Option<String>,
-    /// budget: gradient accumulation size (with --steps; default 8).
-    #[arg(long, value_name = "G")]
-    pub grad_accum: Option<u32>,
-    /// budget: a fixed optimizer step count (with --grad-accum; default 1000).
-    #[arg(long, value_name = "S")]
-    pub steps: Option<u32>,
+    /// weights: recovery weights to project, e.g. `0.5,3` (each a finite number >= 0),
+    /// computed by the table macro sft_weight_projection_at_v1 instead of the view's grid.
+    #[arg(long, value_name = "W,W,...", value_delimiter = ',', value_parser = parse_weight)]
+    pub weights: Vec<f64>,
+    /// budget: gradient accumulation sizes (each >= 1; default 8 when only --steps is
+    /// given), computed by the table macro sft_budget_at_v1 instead of the view's grid.
+    #[arg(long, value_name = "G,G,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub grad_accum: Vec<u32>,
+    /// budget: fixed optimizer step counts (each >= 1; default 1000 when only
+    /// --grad-accum is given).
+    #[arg(long, value_name = "S,S,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub steps: Vec<u32>,
+}
+
+fn parse_weight(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(w) if w.is_finite() && w >= 0.0 => Ok(w),
+        _ => Err(format!("{text:?} is not a finite number 0 or more")),
+    }
 }
 
 /// Report groups: one name for several reports.
 const GROUPS: &[(&str, &[&str])] = &[("behaviour", &["thinking", "tools", "test-runs", "final-report", "context"])];
 
-const WEIGHTS_SQL: &str = include_str!("../../sql/steps/weights_custom.sql");
-const BUDGET_SQL: &str = include_str!("../../sql/steps/budget_custom.sql");
-
 fn report_list() -> String {
     let mut s = String::from("Reports (groups: behaviour = thinking, tools, test-runs, final-report, context):\n");
     for r in REPORTS {
-        s.push_str(&format!("  {:<18} {} [{}]\n", r.name, r.about, r.view));
+        match r.macro_name {
+            Some(m) => s.push_str(&format!("  {:<18} {} [{}; parameters: {m}]\n", r.name, r.about, r.view)),
+            None => s.push_str(&format!("  {:<18} {} [{}]\n", r.name, r.about, r.view)),
+        }
     }
     s
 }
@@ -52,47 +62,53 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     } else {
         vec![report::find(&args.name)?]
     };
-    if let Some(w) = &args.weights
-        && w.split(',').any(|x| x.trim().parse::<f64>().map_or(true, |v| !v.is_finite() || v < 0.0))
-    {
-        return Err(CliError {
-            error: anyhow::anyhow!("--weights {w:?}: give finite numbers, 0 or more, separated by commas"),
-            exit_code: 2,
-        });
-    }
-    if args.steps == Some(0) {
-        return Err(CliError { error: anyhow::anyhow!("--steps must be 1 or more"), exit_code: 2 });
-    }
-    if args.grad_accum == Some(0) {
-        return Err(CliError { error: anyhow::anyhow!("--grad-accum must be 1 or more"), exit_code: 2 });
+    // Parameters run the report's table macro; the stamp then names the macro and the
+    // arguments (never the grid view whose rows it does not show).
+    let weights = (!args.weights.is_empty()).then(|| Arguments::Weights(args.weights.clone()));
+    let budget = (!args.grad_accum.is_empty() || !args.steps.is_empty()).then(|| Arguments::Budget {
+        grad_accums: if args.grad_accum.is_empty() { vec![8] } else { args.grad_accum.clone() },
+        step_counts: if args.steps.is_empty() { vec![1000] } else { args.steps.clone() },
+    });
+    for (given, report) in [(&weights, "weights"), (&budget, "budget")] {
+        if given.is_some() && !chosen.iter().any(|r| r.name == report) {
+            return Err(CliError {
+                error: anyhow::anyhow!("the {report} parameters apply to `report {report}` (or all), not to {}", args.name),
+                exit_code: 2,
+            });
+        }
     }
     let mut tables = Vec::new();
     for r in chosen {
-        let mut table = report::run(&conn, r, args.version.as_deref())?;
-        // Command-line parameters recompute a grid view's rows from its own base numbers.
-        if r.name == "weights" && let Some(w) = &args.weights {
-            let custom = report::query(&conn, WEIGHTS_SQL, &[w.as_str()])?;
-            table.columns = custom.columns;
-            table.rows = custom.rows;
-            table.about = format!("{} (weights {w})", table.about);
-        }
-        if r.name == "budget" && (args.grad_accum.is_some() || args.steps.is_some()) {
-            let (g, s) = (args.grad_accum.unwrap_or(8).to_string(), args.steps.unwrap_or(1000).to_string());
-            let custom = report::query(&conn, BUDGET_SQL, &[g.as_str(), s.as_str()])?;
-            table.columns = custom.columns;
-            table.rows = custom.rows;
-            table.about = format!("{} (G {g}, {s} steps)", table.about);
-        }
-        tables.push(table);
+        let arguments = match r.name {
+            "weights" => weights.as_ref(),
+            "budget" => budget.as_ref(),
+            _ => None,
+        };
+        tables.push(report::run_with(&conn, r, args.version.as_deref(), arguments)?);
     }
-    print_or_write(&tables, args.format, args.out.as_deref())
+    let options = serde_json::json!({
+        "report": args.name,
+        "version": args.version,
+        "weights": weights.as_ref().map(|a| a.to_sql()).transpose()?,
+        "budget": budget.as_ref().map(|a| a.to_sql()).transpose()?,
+    });
+    let context = match &args.out {
+        Some(_) => report::ExportContext::of(&conn, db, options)?,
+        None => report::ExportContext::default(),
+    };
+    print_or_write(&tables, args.format, args.out.as_deref(), &context)
 }
 
-/// Prints the tables (CSV on stdout gets its view stamp on stderr, so stdout stays
-/// clean CSV) or writes them as files.
-pub fn print_or_write(tables: &[report::ReportTable], format: FormatArg, out: Option<&Path>) -> Result<(), CliError> {
+/// Prints the tables (CSV on stdout gets its stamp on stderr, so stdout stays clean CSV)
+/// or writes them as files with a manifest (see [`report::write_files`]).
+pub fn print_or_write(
+    tables: &[report::ReportTable],
+    format: FormatArg,
+    out: Option<&Path>,
+    context: &report::ExportContext,
+) -> Result<(), CliError> {
     if let Some(dir) = out {
-        for path in report::write_files(dir, tables, format.into())? {
+        for path in report::write_files(dir, tables, format.into(), context)? {
             println!("wrote {}", path.display());
         }
         return Ok(());

@@ -49,7 +49,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             let conn = crate::db::open_read_only(db)?;
             let table = crate::report::query(
                 &conn,
-                "select name, base_name, version, sha256, source, registered_at from sph_views order by base_name, version",
+                "select name, kind, base_name, version, sha256, source, code_version, registered_at from sph_views order by base_name, version",
                 &[],
             )?;
             print!("{}", crate::report::render_table(&table));

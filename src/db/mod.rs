@@ -9,6 +9,7 @@
 
 pub mod ingest;
 pub mod migrations;
+pub mod release;
 pub mod views;
 
 use anyhow::{Context, Result, bail};

@@ -1,11 +1,20 @@
-//! The view registry: versioned report views from `sql/`, embedded at build time.
+//! The view registry: versioned report views and table macros from `sql/`, embedded at
+//! build time.
 //!
-//! Each file `sql/<area>/<name>_v<N>.sql` holds one `select` (dbt style: a header that
-//! gives the grain and every column). On open, every view is (re)created as
+//! Each view file `sql/<area>/<name>_v<N>.sql` holds one `select` (dbt style: a header
+//! that gives the grain and every column). On open, every view is (re)created as
 //! `create or replace view <name>_v<N> as <select>`, a pointer view `<name>` selects
 //! from the highest version, and the file's SHA-256 (CRLF → LF) is recorded in
-//! `sph_views`. A recorded view whose SQL changed is refused: a released view is never
-//! edited, a change of meaning is `<name>_v<N+1>` (SPEC §1 principle 2).
+//! `sph_views` with the code that first recorded it. A recorded view whose SQL changed
+//! is refused: a released view is never edited, a change of meaning is
+//! `<name>_v<N+1>` (SPEC §1 principle 2).
+//!
+//! A parametrised figure is a DuckDB table macro: its file holds the whole statement
+//! `create or replace macro <name>_v<N>(<param> <type>, ...) as table <select>`, run as
+//! written, so the formula exists once and a stock DuckDB client calls it as
+//! `select * from <name>_v<N>(...)`. Macros are hashed, recorded (kind `macro`) and listed
+//! like views, and get a pointer macro `<name>(...)` too. A grid view of a macro's
+//! default arguments is a view file `select * from <macro>(<grid>)`.
 //!
 //! Architecture invariant: views read stored tables and columns only — never an `sph_`
 //! function — so the file answers every view from a stock DuckDB client.
@@ -13,22 +22,49 @@
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 
-/// One embedded view file.
+/// What an embedded SQL file defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SqlKind {
+    /// A view: the file is one `select`.
+    View,
+    /// A table macro: the file is one `create or replace macro <name>(...) as table ...`.
+    Macro,
+}
+
+impl SqlKind {
+    /// `view` or `macro`, as recorded in `sph_views.kind` and printed in stamps.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SqlKind::View => "view",
+            SqlKind::Macro => "macro",
+        }
+    }
+}
+
+/// One embedded view or macro file.
 #[derive(Debug, Clone, Copy)]
 pub struct ViewFile {
     /// Path under the source tree, e.g. `sql/review/refine_removals_v1.sql`.
     pub source: &'static str,
-    /// The `select` text (with its header comment).
+    /// The `select` text (with its header comment), or a macro's `create` statement.
     pub sql: &'static str,
+    /// View or table macro.
+    pub kind: SqlKind,
 }
 
 macro_rules! view {
     ($path:literal) => {
-        ViewFile { source: $path, sql: include_str!(concat!("../../", $path)) }
+        ViewFile { source: $path, sql: include_str!(concat!("../../", $path)), kind: SqlKind::View }
     };
 }
 
-/// Every view, in creation order (a view may read views listed before it).
+macro_rules! table_macro {
+    ($path:literal) => {
+        ViewFile { source: $path, sql: include_str!(concat!("../../", $path)), kind: SqlKind::Macro }
+    };
+}
+
+/// Every view and macro, in creation order (one may read those listed before it).
 pub const VIEWS: &[ViewFile] = &[
     view!("sql/review/ingest_files_v1.sql"),
     view!("sql/review/refine_removals_v1.sql"),
@@ -49,6 +85,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_union_runs_v1.sql"),
     view!("sql/pools/sft_dedup_v1.sql"),
     view!("sql/pools/sft_recovery_exposure_v1.sql"),
+    table_macro!("sql/pools/sft_weight_projection_at_v1.sql"),
     view!("sql/pools/sft_weight_projection_v1.sql"),
     view!("sql/pools/sft_context_lengths_v1.sql"),
     view!("sql/pools/sft_dedup_exact_pools_v1.sql"),
@@ -56,6 +93,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_membership_v1.sql"),
     view!("sql/pools/sft_recovery_concentration_v1.sql"),
     view!("sql/pools/sft_isolation_v1.sql"),
+    table_macro!("sql/pools/sft_budget_at_v1.sql"),
     view!("sql/pools/sft_budget_v1.sql"),
     view!("sql/pools/sft_outcome_distribution_v1.sql"),
     view!("sql/pools/sft_thinking_v1.sql"),
@@ -89,6 +127,56 @@ impl ViewFile {
     pub fn sha256(&self) -> String {
         super::migrations::checksum(self.sql)
     }
+
+    /// A macro's parameter list as written, e.g. `weights double[]`, and its parameter
+    /// names, e.g. `["weights"]`. `None` for a view, or a macro file that does not
+    /// declare `macro <its name>(...)`.
+    pub fn macro_parameters(&self) -> Option<(&'static str, Vec<&'static str>)> {
+        if self.kind != SqlKind::Macro {
+            return None;
+        }
+        let lower = self.sql.to_ascii_lowercase();
+        let head = format!("macro {}(", self.name());
+        let start = lower.find(&head)? + head.len();
+        let mut depth = 1usize;
+        let mut end = None;
+        for (i, c) in self.sql[start..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(start + i);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let list = &self.sql[start..end?];
+        let names = split_top_level(list).into_iter().filter_map(|p| p.split_whitespace().next()).collect();
+        Some((list, names))
+    }
+}
+
+/// Splits `text` at commas outside brackets and parentheses.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let (mut out, mut depth, mut from) = (Vec::new(), 0i32, 0);
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' if depth == 0 => {
+                out.push(text[from..i].trim());
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !text[from..].trim().is_empty() {
+        out.push(text[from..].trim());
+    }
+    out
 }
 
 /// Looks a view up by its versioned name.
@@ -99,16 +187,54 @@ pub fn find(name: &str) -> Option<&'static ViewFile> {
 /// Checks, without changing anything, that every view of this binary is recorded with
 /// its SHA-256. Errors name the first view that is missing or differs.
 pub fn check_current(conn: &Connection) -> Result<()> {
-    let mut stmt = conn.prepare("select sha256 from sph_views where name = ?")?;
     for view in VIEWS {
-        let recorded: Option<String> = stmt.query_row([view.name()], |r| r.get(0)).ok();
-        match recorded {
-            Some(sha) if sha == view.sha256() => {}
-            Some(_) => bail!("view {} in this file differs from this sphragis's {}", view.name(), view.source),
-            None => bail!("view {} is not in this file yet; run `sphragis init` to add it", view.name()),
+        match recorded(conn, view.name())? {
+            Some(r) if r.sha256 == view.sha256() => {}
+            Some(r) => bail!(changed_message(view, &r)),
+            None => bail!(
+                "{} {} is not in this file yet; run `sphragis init` (or any writing command) to add it",
+                view.kind.as_str(),
+                view.name()
+            ),
         }
     }
     Ok(())
+}
+
+/// What `sph_views` recorded for one name.
+struct Recorded {
+    sha256: String,
+    code_version: Option<String>,
+}
+
+fn recorded(conn: &Connection, name: &str) -> Result<Option<Recorded>> {
+    use duckdb::OptionalExt;
+    Ok(conn
+        .query_row("select sha256, code_version from sph_views where name = ?", [name], |r| {
+            Ok(Recorded { sha256: r.get(0)?, code_version: r.get(1)? })
+        })
+        .optional()?)
+}
+
+/// The refusal for a database whose recorded view differs from this binary's file: which
+/// view, which code recorded it, and the two ways out.
+fn changed_message(view: &ViewFile, was: &Recorded) -> String {
+    let (base, version) = view.base_and_version().unwrap_or((view.name(), 0));
+    format!(
+        "{kind} {name} in this database was recorded with sha256 {old} by {by}, but this sphragis ({code}) \
+         has {src} with sha256 {new}: the {kind} changed meaning without a new version. Either open this \
+         file with the sphragis that made it, or load the inputs again into a new database file with this \
+         one (`sphragis --db NEW.duckdb load ...`, listed by `sphragis report inputs`). (A change of \
+         meaning belongs in a new file {base}_v{next}.sql.)",
+        kind = view.kind.as_str(),
+        name = view.name(),
+        old = was.sha256,
+        by = was.code_version.as_deref().unwrap_or("an earlier sphragis"),
+        code = crate::CODE_VERSION,
+        src = view.source,
+        new = view.sha256(),
+        next = version + 1,
+    )
 }
 
 /// Creates every view and pointer view and records new ones in `sph_views`.
@@ -116,41 +242,51 @@ pub fn check_current(conn: &Connection) -> Result<()> {
 /// Errors: a view recorded in the database has a different SHA-256 than the embedded
 /// file (its meaning changed without a new version), or DuckDB rejects the SQL.
 pub fn register(conn: &Connection) -> Result<()> {
-    let mut stmt = conn.prepare("select sha256 from sph_views where name = ?")?;
-    let mut latest: Vec<(&str, i32, &str)> = Vec::new();
+    let mut latest: Vec<(&str, i32, &ViewFile)> = Vec::new();
     for view in VIEWS {
         let name = view.name();
         let (base, version) = view
             .base_and_version()
             .with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
         let sha = view.sha256();
-        let recorded: Option<String> = stmt.query_row([name], |r| r.get(0)).ok();
-        if let Some(recorded) = &recorded
-            && recorded != &sha
+        let was = recorded(conn, name)?;
+        if let Some(was) = &was
+            && was.sha256 != sha
         {
-            bail!(
-                "view {name} in this database was recorded with sha256 {recorded}, but {} now has {sha}; \
-                 a change of meaning needs a new file {base}_v{}.sql",
-                view.source,
-                version + 1
-            );
+            bail!(changed_message(view, was));
         }
-        conn.execute_batch(&format!("create or replace view {name} as\n{}", view.sql))
-            .with_context(|| format!("creating view {name} from {}", view.source))?;
-        if recorded.is_none() {
+        match view.kind {
+            SqlKind::View => conn
+                .execute_batch(&format!("create or replace view {name} as\n{}", view.sql))
+                .with_context(|| format!("creating view {name} from {}", view.source))?,
+            SqlKind::Macro => {
+                view.macro_parameters()
+                    .with_context(|| format!("{} does not declare `create or replace macro {name}(...)`", view.source))?;
+                conn.execute_batch(view.sql).with_context(|| format!("creating macro {name} from {}", view.source))?
+            }
+        }
+        if was.is_none() {
             conn.execute(
-                "insert into sph_views (name, base_name, version, sha256, source) values (?, ?, ?, ?, ?)",
-                duckdb::params![name, base, version, sha, view.source],
+                "insert into sph_views (name, base_name, version, sha256, source, kind, code_version) \
+                 values (?, ?, ?, ?, ?, ?, ?)",
+                duckdb::params![name, base, version, sha, view.source, view.kind.as_str(), crate::CODE_VERSION],
             )?;
         }
         match latest.iter_mut().find(|(b, _, _)| *b == base) {
-            Some(entry) if entry.1 < version => *entry = (base, version, name),
+            Some(entry) if entry.1 < version => *entry = (base, version, view),
             Some(_) => {}
-            None => latest.push((base, version, name)),
+            None => latest.push((base, version, view)),
         }
     }
-    for (base, _, name) in latest {
-        conn.execute_batch(&format!("create or replace view {base} as select * from {name}"))?;
+    for (base, _, view) in latest {
+        let name = view.name();
+        match view.macro_parameters() {
+            None => conn.execute_batch(&format!("create or replace view {base} as select * from {name}"))?,
+            Some((list, names)) => conn.execute_batch(&format!(
+                "create or replace macro {base}({list}) as table select * from {name}({})",
+                names.join(", ")
+            ))?,
+        }
     }
     Ok(())
 }
@@ -184,6 +320,42 @@ mod tests {
         let v = find("refine_removals_v1").unwrap();
         assert_eq!(v.base_and_version(), Some(("refine_removals", 1)));
         assert!(VIEWS.iter().all(|v| v.base_and_version().is_some()));
+    }
+
+    #[test]
+    fn macro_files_declare_the_macro_named_after_them() {
+        let macros: Vec<_> = VIEWS.iter().filter(|v| v.kind == SqlKind::Macro).collect();
+        assert!(macros.len() >= 2);
+        for m in macros {
+            let (list, names) = m.macro_parameters().unwrap_or_else(|| panic!("{} declares no macro", m.source));
+            assert!(!names.is_empty() && !list.is_empty(), "{}", m.source);
+            assert!(m.name().contains("_at_v"), "{}: a parametrised figure is named <figure>_at_v<N>", m.source);
+        }
+        let budget = find("sft_budget_at_v1").unwrap();
+        assert_eq!(budget.macro_parameters().unwrap().1, ["grad_accums", "step_counts"]);
+        assert_eq!(split_top_level("a integer[], b decimal(5, 2), c"), ["a integer[]", "b decimal(5, 2)", "c"]);
+    }
+
+    #[test]
+    fn changed_view_is_refused_with_what_changed_and_what_to_do() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::db::prepare(&conn).unwrap();
+        let by: String = conn
+            .query_row("select code_version from sph_views where name = 'refine_removals_v1'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(by, crate::CODE_VERSION);
+        conn.execute(
+            "update sph_views set sha256 = 'abc', code_version = 'sphragis 0.0.9 (git 0123456789ab)' where name = 'refine_removals_v1'",
+            [],
+        )
+        .unwrap();
+        for err in [register(&conn).unwrap_err().to_string(), check_current(&conn).unwrap_err().to_string()] {
+            assert!(err.starts_with("view refine_removals_v1 in this database was recorded with sha256 abc"), "{err}");
+            assert!(err.contains("by sphragis 0.0.9 (git 0123456789ab)"), "{err}");
+            assert!(err.contains("sql/review/refine_removals_v1.sql with sha256"), "{err}");
+            assert!(err.contains("open this file with the sphragis that made it"), "{err}");
+            assert!(err.contains("load the inputs again into a new database file"), "{err}");
+        }
     }
 
     #[test]

@@ -1,10 +1,14 @@
-//! Reports: run a versioned view, render it as a terminal table, CSV or JSON, and stamp
-//! every output with the view's name and SHA-256 (SPEC §1 principle 2).
+//! Reports: run a versioned view or table macro, render it as a terminal table, CSV or
+//! JSON, and stamp every output with what produced its rows (SPEC §1 principle 2).
 //!
 //! A report is a name users type (`removals`) bound to one versioned view
-//! (`refine_removals_v1`). The library renders to strings and files; it never prints.
+//! (`refine_removals_v1`); a parametrised report (`weights`, `budget`) also names the
+//! table macro that computes it for other arguments. Rows reach a rendering only through
+//! [`run_with`], which runs the statement it records in the [`Stamp`], so a stamp never
+//! names SQL that did not produce the rows. The library renders to strings and files; it
+//! never prints.
 
-use crate::db::views;
+use crate::db::views::{self, SqlKind};
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use serde_json::json;
@@ -21,214 +25,219 @@ pub struct Report {
     pub about: &'static str,
     /// Whether the view has a `version` column that `--version` filters.
     pub by_version: bool,
+    /// The table macro that computes the view's figures for other arguments (the view is
+    /// `select * from <macro>(<default grid>)`); `None` for a report without parameters.
+    pub macro_name: Option<&'static str>,
 }
 
 /// Every report, in the order `report all` prints them.
 pub const REPORTS: &[Report] = &[
-    Report { name: "inputs", view: "ingest_files_v1", about: "input files bound to this database", by_version: false },
+    Report { name: "inputs", view: "ingest_files_v1", about: "input files bound to this database", by_version: false, macro_name: None },
     Report {
         name: "removals",
         view: "refine_removals_v1",
         about: "removals by reason and org (first removing rule)",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "suggested-share",
         view: "suggested_edit_share_v1",
         about: "suggested-edit share per org and window, and its ratio to the training window",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "fences",
         view: "fence_agreement_v1",
         about: "strict fence rule vs Gerrit's substring test vs the loose pattern",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "target-in-comment",
         view: "target_in_comment_v1",
         about: "targets a reviewer typed into a comment (reported, not removed)",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "reconciliation",
         view: "reconciliation_v1",
         about: "base kept - removed + resurrected = kept, per org and window",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "suggested-share-halves",
         view: "suggested_edit_share_by_half_v1",
         about: "suggested-edit share per org, window and registered half, and its ratio to the training window",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "splits",
         view: "split_counts_v1",
         about: "kept examples per split (sealed window: count only)",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "suffix-mix",
         view: "half_suffix_mix_v1",
         about: "suffix mix of each registered half's training rows",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "criteria",
         view: "split_criteria_v1",
         about: "split criteria: half sizes, size floor, language-mix ceiling (TV distance), matched suffix",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
     Report {
         name: "contract",
         view: "sft_contract_summary_v1",
         about: "SFT views: ids/mask contract pass/fail per pool and check",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "contract-failures",
         view: "sft_contract_failures_v1",
         about: "SFT views: every failing view with its check, position and reason",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "trajectories",
         view: "sft_trajectory_stats_v1",
         about: "SFT trajectories per source: messages, tool calls, bash and git-history commands",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "instances",
         view: "sft_instances_v1",
         about: "SFT per-instance table: pools, views, tokens, supervised tokens, tool calls, outcome",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "dedup",
         view: "sft_dedup_v1",
         about: "SFT training views under dedup modes none / exact / union: views, instances, exposure, positions",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "exposure",
         view: "sft_recovery_exposure_v1",
         about: "SFT recovery-region exposure and its share, before and after dedup; what the recovery pool adds",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "dedup-pools",
         view: "sft_dedup_exact_pools_v1",
         about: "SFT exact dedup per pool: copies removed, views remaining, subset views",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "priority",
         view: "sft_dedup_priority_v1",
         about: "SFT dedup priority(P) per repair pool: positions kept and dropped against the union",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "membership",
         view: "sft_membership_v1",
         about: "SFT labelled pools: share among training views before and after union dedup",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "concentration",
         view: "sft_recovery_concentration_v1",
         about: "SFT recovery pool: share of its supervised tokens in its k longest views",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "weights",
         view: "sft_weight_projection_v1",
         about: "SFT weight projection: total(w) = U + w|R|, region(w) = (1 + w)|R|",
         by_version: false,
+        macro_name: Some("sft_weight_projection_at_v1"),
     },
     Report {
         name: "context",
         view: "sft_context_lengths_v1",
         about: "SFT context length per instance: P50, P90, max, count >= 32,768",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "isolation",
         view: "sft_isolation_v1",
         about: "SFT families: instances, views, and the exact intersection with the protected list",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "budget",
         view: "sft_budget_v1",
         about: "SFT training budget on the train split: views, exposure, updates per epoch, passes",
         by_version: false,
+        macro_name: Some("sft_budget_at_v1"),
     },
     Report {
         name: "outcomes",
         view: "sft_outcome_distribution_v1",
         about: "SFT evaluator outcomes: resolved, fail-to-pass node distribution, median pass-to-pass",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "thinking",
         view: "sft_thinking_v1",
         about: "SFT thinking bodies: count, blank placeholders, length P50/P90/max, long-repetition candidates",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "tools",
         view: "sft_supervised_tools_v1",
         about: "SFT supervised tool calls by tool, and the bash share",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "test-runs",
         view: "sft_test_runs_heuristic_v1",
         about: "SFT test runs per trajectory (HEURISTIC): first write, passes/fails, pass after last write, recovery window",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "recovery",
         view: "sft_recovery_windows_heuristic_v1",
         about: "SFT recovery windows (HEURISTIC): failing and passing runs, their commands, pass from a changed command",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "final-report",
         view: "sft_final_report_v1",
         about: "SFT final report per trajectory: supervised, masked or absent",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "expected-failures",
         view: "sft_expected_failures_heuristic_v1",
         about: "SFT report-only views citing an expected failure (HEURISTIC): needs review, with evidence",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "detail",
         view: "sft_instance_detail_v1",
         about: "SFT per-instance detail: every audit figure side by side (CSV for spreadsheets)",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "samples",
         view: "sft_samples_outcomes_v1",
         about: "SFT samples database: success and finish reason (natural / max_steps), median test nodes",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "report-only",
         view: "sft_report_only_v1",
         about: "SFT report-only views, listed apart from training",
-        by_version: false,
+        by_version: false, macro_name: None,
     },
     Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
-        by_version: true,
+        by_version: true, macro_name: None,
     },
 ];
 
@@ -251,38 +260,146 @@ pub enum Cell {
     Text(String),
 }
 
-/// The result of running a report: the view's rows with their provenance.
+/// Where a table's rows came from: the view or table macro, its SHA-256, the arguments
+/// and filter it was run with, and the exact SQL that produced the rows. A stock DuckDB
+/// client that runs [`Stamp::query`] on the same file gets the same rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamp {
+    /// View or table macro.
+    pub kind: SqlKind,
+    /// The versioned name, e.g. `refine_removals_v1` or `sft_budget_at_v1`.
+    pub name: String,
+    /// SHA-256 of its SQL file (CRLF → LF), as recorded in `sph_views`.
+    pub sha256: String,
+    /// A macro's arguments as SQL literals in parameter order, e.g. `[8], [500]`.
+    pub arguments: Option<String>,
+    /// The row filter applied, e.g. `version = 'v3'`.
+    pub filter: Option<String>,
+    /// The statement that produced the rows, e.g.
+    /// `select * from refine_removals_v1 where version = 'v3' order by all`.
+    pub query: String,
+}
+
+/// The result of running a report: the rows with their provenance.
+///
+/// A table built by [`run`] or [`run_with`] carries a [`Stamp`] and its rows are exactly
+/// what the stamp's query returned; a table from [`query`] (ad-hoc SQL) has none and
+/// cannot be written as a report file.
 #[derive(Debug, Clone)]
 pub struct ReportTable {
     pub report: String,
-    pub view: String,
-    /// SHA-256 of the view's SQL file.
-    pub view_sha256: String,
     pub about: String,
+    /// `None` for ad-hoc queries.
+    pub stamp: Option<Stamp>,
     pub columns: Vec<String>,
     pub rows: Vec<Vec<Cell>>,
 }
 
-/// Runs `report`, optionally keeping only rows of corpus `version`. Rows are ordered by
-/// all columns, left to right, so output is deterministic. Errors when `version` names
-/// no corpus version.
+/// Arguments of a parametrised report (a table macro's parameters), each checked.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arguments {
+    /// `weights`: recovery weights, each finite and 0 or more.
+    Weights(Vec<f64>),
+    /// `budget`: gradient accumulation sizes and fixed step counts, each 1 or more.
+    Budget { grad_accums: Vec<u32>, step_counts: Vec<u32> },
+}
+
+impl Arguments {
+    /// The macro these arguments are for.
+    pub fn macro_name(&self) -> &'static str {
+        match self {
+            Arguments::Weights(_) => "sft_weight_projection_at_v1",
+            Arguments::Budget { .. } => "sft_budget_at_v1",
+        }
+    }
+
+    /// The arguments as SQL literals in parameter order, e.g. `[0.5, 3.0]`.
+    /// Errors: an empty list, a weight that is negative or not finite, a size of 0.
+    pub fn to_sql(&self) -> Result<String> {
+        fn list<T: std::fmt::Debug>(values: &[T], what: &str) -> Result<String> {
+            if values.is_empty() {
+                bail!("{what}: give at least one value");
+            }
+            Ok(format!("{values:?}"))
+        }
+        match self {
+            Arguments::Weights(w) => {
+                if let Some(bad) = w.iter().find(|x| !x.is_finite() || **x < 0.0) {
+                    bail!("weights: {bad} is not a finite number 0 or more");
+                }
+                // `{:?}` of f64 always has a decimal point or exponent: a DOUBLE literal.
+                list(w, "weights")
+            }
+            Arguments::Budget { grad_accums, step_counts } => {
+                if grad_accums.contains(&0) || step_counts.contains(&0) {
+                    bail!("gradient accumulation sizes and step counts must be 1 or more");
+                }
+                Ok(format!("{}, {}", list(grad_accums, "grad_accum")?, list(step_counts, "steps")?))
+            }
+        }
+    }
+}
+
+/// A SQL string literal: `'` doubled.
+pub fn sql_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Runs `report` on its view, optionally keeping only rows of corpus `version`.
+/// See [`run_with`].
 pub fn run(conn: &Connection, report: &Report, version: Option<&str>) -> Result<ReportTable> {
-    let file = views::find(report.view).with_context(|| format!("view {} is not registered", report.view))?;
+    run_with(conn, report, version, None)
+}
+
+/// Runs `report`, optionally keeping only rows of corpus `version`, on its view or — when
+/// `arguments` are given — on its table macro with those arguments. Rows are ordered by
+/// all columns, left to right, so output is deterministic. The returned table's stamp
+/// names exactly what produced the rows, and its query is the statement that was run.
+///
+/// Errors: `version` names no corpus version; `arguments` for a report without a macro
+/// or for another report's macro, or invalid arguments; DuckDB rejects the query.
+pub fn run_with(
+    conn: &Connection,
+    report: &Report,
+    version: Option<&str>,
+    arguments: Option<&Arguments>,
+) -> Result<ReportTable> {
     if let Some(v) = version {
         let known: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [v], |r| r.get(0))?;
         if known == 0 {
             bail!("version {v} does not exist; `sphragis sql \"select version from corpus_versions\"` lists them");
         }
     }
-    let filter = if report.by_version && version.is_some() { " where version = ?" } else { "" };
-    let sql = format!("select * from {}{filter} order by all", report.view);
-    let params: Vec<&str> = if filter.is_empty() { Vec::new() } else { version.into_iter().collect() };
-    let table = query(conn, &sql, &params)?;
+    let (name, call) = match arguments {
+        None => (report.view, report.view.to_string()),
+        Some(args) => {
+            let Some(macro_name) = report.macro_name.filter(|m| *m == args.macro_name()) else {
+                bail!("report {} takes no such parameters", report.name);
+            };
+            (macro_name, format!("{macro_name}({})", args.to_sql()?))
+        }
+    };
+    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
+    let filter = match version {
+        Some(v) if report.by_version => Some(format!("version = {}", sql_literal(v))),
+        _ => None,
+    };
+    let sql = match &filter {
+        Some(f) => format!("select * from {call} where {f} order by all"),
+        None => format!("select * from {call} order by all"),
+    };
+    let table = query(conn, &sql, &[])?;
     Ok(ReportTable {
         report: report.name.to_string(),
-        view: report.view.to_string(),
-        view_sha256: file.sha256(),
         about: report.about.to_string(),
+        stamp: Some(Stamp {
+            kind: file.kind,
+            name: name.to_string(),
+            sha256: file.sha256(),
+            arguments: arguments.map(|a| a.to_sql()).transpose()?,
+            filter,
+            query: sql,
+        }),
         ..table
     })
 }
@@ -338,14 +455,7 @@ pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTabl
             rows.push(row);
         }
     }
-    Ok(ReportTable {
-        report: String::new(),
-        view: String::new(),
-        view_sha256: String::new(),
-        about: String::new(),
-        columns,
-        rows,
-    })
+    Ok(ReportTable { report: String::new(), about: String::new(), stamp: None, columns, rows })
 }
 
 /// Output formats.
@@ -392,9 +502,19 @@ fn json_value(cell: &Cell) -> serde_json::Value {
     }
 }
 
-/// The stamp every rendering carries: `view <name> sha256 <hex>`.
+/// The stamp every rendering carries: `<view|macro> <name> sha256 <hex>`, then
+/// ` args (<literals>)` for a macro and ` where <filter>` when rows were filtered, e.g.
+/// `macro sft_budget_at_v1 sha256 … args ([8], [500])`. Empty for an ad-hoc query.
 pub fn stamp(table: &ReportTable) -> String {
-    format!("view {} sha256 {}", table.view, table.view_sha256)
+    let Some(st) = &table.stamp else { return String::new() };
+    let mut s = format!("{} {} sha256 {}", st.kind.as_str(), st.name, st.sha256);
+    if let Some(a) = &st.arguments {
+        s.push_str(&format!(" args ({a})"));
+    }
+    if let Some(f) = &st.filter {
+        s.push_str(&format!(" where {f}"));
+    }
+    s
 }
 
 /// Renders a terminal table with a caption naming the report, view and SHA-256.
@@ -417,10 +537,9 @@ pub fn render_table(table: &ReportTable) -> String {
             }
         }
     }
-    let caption = if table.view.is_empty() {
-        String::new()
-    } else {
-        format!("{} — {}\n{}\n", table.report, table.about, stamp(table))
+    let caption = match &table.stamp {
+        None => String::new(),
+        Some(_) => format!("{} — {}\n{}\n", table.report, table.about, stamp(table)),
     };
     format!("{caption}{t}\n({} rows)\n", table.rows.len())
 }
@@ -439,7 +558,9 @@ pub fn render_csv(table: &ReportTable) -> Result<String> {
     Ok(String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?)
 }
 
-/// Renders JSON: `{"report", "view", "view_sha256", "columns", "rows": [{column: value}]}`.
+/// Renders JSON: `{"report", "kind", "name", "sha256", "arguments", "filter", "query",
+/// "code_version", "columns", "rows": [{column: value}]}` (the stamp keys are null for
+/// an ad-hoc query).
 pub fn render_json(table: &ReportTable) -> Result<String> {
     let rows: Vec<serde_json::Value> = table
         .rows
@@ -450,10 +571,16 @@ pub fn render_json(table: &ReportTable) -> Result<String> {
             )
         })
         .collect();
+    let st = table.stamp.as_ref();
     Ok(serde_json::to_string_pretty(&json!({
         "report": table.report,
-        "view": table.view,
-        "view_sha256": table.view_sha256,
+        "kind": st.map(|s| s.kind.as_str()),
+        "name": st.map(|s| &s.name),
+        "sha256": st.map(|s| &s.sha256),
+        "arguments": st.and_then(|s| s.arguments.as_ref()),
+        "filter": st.and_then(|s| s.filter.as_ref()),
+        "query": st.map(|s| &s.query),
+        "code_version": crate::CODE_VERSION,
         "columns": table.columns,
         "rows": rows,
     }))?)
@@ -468,31 +595,95 @@ pub fn render(table: &ReportTable, format: Format) -> Result<String> {
     }
 }
 
-/// Writes `<dir>/<view>.<ext>` for each table (the file name names the view and its
-/// version) and `<dir>/manifest.json` listing every file with its view, SHA-256 and row
-/// count. Returns the paths written. Errors when the directory cannot be created or a
-/// file cannot be written.
-pub fn write_files(dir: &Path, tables: &[ReportTable], format: Format) -> Result<Vec<PathBuf>> {
+/// What a reader of exported files needs to re-derive them (`manifest.json`): the
+/// database file and its inputs, the code, and the command's filter and arguments.
+#[derive(Debug, Clone, Default)]
+pub struct ExportContext {
+    /// The database file the rows came from (absolute path when known).
+    pub database: String,
+    /// Its input files as `ingest_log` records them: file_id, kind, path, bytes, sha256, rows.
+    pub inputs: Vec<serde_json::Value>,
+    /// The command's options that shaped the rows, e.g. `{"version": "v3"}`.
+    pub options: serde_json::Value,
+}
+
+impl ExportContext {
+    /// The context of `conn`'s database at `database`: its ingest log, in file_id order.
+    pub fn of(conn: &Connection, database: &Path, options: serde_json::Value) -> Result<Self> {
+        let mut stmt = conn.prepare(
+            "select file_id, kind, path, bytes, sha256, rows, loader_version from ingest_log order by file_id",
+        )?;
+        let inputs = stmt
+            .query_map([], |r| {
+                Ok(json!({
+                    "file_id": r.get::<_, i32>(0)?,
+                    "kind": r.get::<_, String>(1)?,
+                    "path": r.get::<_, String>(2)?,
+                    "bytes": r.get::<_, i64>(3)?,
+                    "sha256": r.get::<_, String>(4)?,
+                    "rows": r.get::<_, i64>(5)?,
+                    "loader_version": r.get::<_, String>(6)?,
+                }))
+            })?
+            .collect::<duckdb::Result<Vec<_>>>()?;
+        let database = std::fs::canonicalize(database).unwrap_or_else(|_| database.to_path_buf());
+        Ok(Self { database: database.display().to_string(), inputs, options })
+    }
+}
+
+/// Writes `<dir>/<name>.<ext>` for each table (the file name names the view or macro and
+/// its version) and `<dir>/manifest.json`: the database and its inputs (path, SHA-256,
+/// rows), the code version, the command's options, and per file its report, stamp
+/// (kind, name, SHA-256, arguments, filter, query) and row count. A table with no rows is
+/// still written (header only) and the manifest says why it is empty. Returns the paths
+/// written.
+///
+/// Errors: a table without a stamp (an ad-hoc query), two tables with the same file
+/// name, the directory or a file cannot be written.
+pub fn write_files(dir: &Path, tables: &[ReportTable], format: Format, context: &ExportContext) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create directory", dir.display()))?;
     let mut written = Vec::new();
     let mut manifest = Vec::new();
     for table in tables {
-        if table.view.is_empty() {
-            bail!("only report views can be written as files");
+        let Some(st) = &table.stamp else {
+            bail!("only report views and macros can be written as files");
+        };
+        let file = dir.join(format!("{}.{}", st.name, format.extension()));
+        if written.contains(&file) {
+            bail!("{}: two tables would be written to the same file", file.display());
         }
-        let file = dir.join(format!("{}.{}", table.view, format.extension()));
         std::fs::write(&file, render(table, format)?).with_context(|| format!("{}: cannot write", file.display()))?;
+        let note = table.rows.is_empty().then(|| {
+            format!(
+                "no rows: this database has no data for {} {}{} (the file holds the header only)",
+                st.kind.as_str(),
+                st.name,
+                st.filter.as_ref().map(|f| format!(" where {f}")).unwrap_or_default()
+            )
+        });
         manifest.push(json!({
             "file": file.file_name().map(|f| f.to_string_lossy().into_owned()),
             "report": table.report,
-            "view": table.view,
-            "view_sha256": table.view_sha256,
+            "kind": st.kind.as_str(),
+            "name": st.name,
+            "sha256": st.sha256,
+            "arguments": st.arguments,
+            "filter": st.filter,
+            "query": st.query,
             "rows": table.rows.len(),
+            "note": note,
         }));
         written.push(file);
     }
     let path = dir.join("manifest.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&json!({ "files": manifest }))? + "\n")
+    let doc = json!({
+        "database": context.database,
+        "code_version": crate::CODE_VERSION,
+        "options": context.options,
+        "inputs": context.inputs,
+        "files": manifest,
+    });
+    std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")
         .with_context(|| format!("{}: cannot write", path.display()))?;
     written.push(path);
     Ok(written)
@@ -505,8 +696,14 @@ mod tests {
     fn table() -> ReportTable {
         ReportTable {
             report: "r".into(),
-            view: "x_v1".into(),
-            view_sha256: "ab".into(),
+            stamp: Some(Stamp {
+                kind: SqlKind::View,
+                name: "x_v1".into(),
+                sha256: "ab".into(),
+                arguments: None,
+                filter: None,
+                query: "select * from x_v1 order by all".into(),
+            }),
             about: "about".into(),
             columns: vec!["org".into(), "n".into(), "share".into()],
             rows: vec![
@@ -514,6 +711,33 @@ mod tests {
                 vec![Cell::Text("ünï".into()), Cell::Null, Cell::Float(1.0 / 3.0)],
             ],
         }
+    }
+
+    #[test]
+    fn arguments_become_checked_sql_literals() {
+        assert_eq!(Arguments::Weights(vec![0.5, 3.0]).to_sql().unwrap(), "[0.5, 3.0]");
+        assert_eq!(Arguments::Weights(vec![1e-7]).to_sql().unwrap(), "[1e-7]");
+        let budget = Arguments::Budget { grad_accums: vec![8], step_counts: vec![100, 500] };
+        assert_eq!(budget.to_sql().unwrap(), "[8], [100, 500]");
+        assert_eq!(budget.macro_name(), "sft_budget_at_v1");
+        assert!(Arguments::Weights(vec![-1.0]).to_sql().is_err());
+        assert!(Arguments::Weights(vec![f64::NAN]).to_sql().is_err());
+        assert!(Arguments::Weights(vec![]).to_sql().is_err());
+        assert!(Arguments::Budget { grad_accums: vec![0], step_counts: vec![1] }.to_sql().is_err());
+        assert_eq!(sql_literal("it's"), "'it''s'");
+    }
+
+    #[test]
+    fn stamp_names_macro_arguments_and_filter() {
+        let mut t = table();
+        let st = t.stamp.as_mut().unwrap();
+        st.kind = SqlKind::Macro;
+        st.name = "m_at_v1".into();
+        st.arguments = Some("[8], [500]".into());
+        st.filter = Some("version = 'v3'".into());
+        assert_eq!(stamp(&t), "macro m_at_v1 sha256 ab args ([8], [500]) where version = 'v3'");
+        t.stamp = None;
+        assert_eq!(stamp(&t), "");
     }
 
     #[test]
@@ -528,7 +752,9 @@ mod tests {
     #[test]
     fn json_keeps_types() {
         let v: serde_json::Value = serde_json::from_str(&render_json(&table()).unwrap()).unwrap();
-        assert_eq!(v["view"], "x_v1");
+        assert_eq!(v["name"], "x_v1");
+        assert_eq!(v["kind"], "view");
+        assert_eq!(v["query"], "select * from x_v1 order by all");
         assert_eq!(v["rows"][0]["n"], 3);
         assert_eq!(v["rows"][1]["n"], serde_json::Value::Null);
         assert_eq!(v["rows"][0]["share"], 0.125);

@@ -8,10 +8,11 @@ class Acceptance:
     """Runs `sphragis --db DB --quiet ...` and collects checks; `close()` prints the
     plain closing line `<name>: N passed, M failed` and exits non-zero on any failure."""
 
-    def __init__(self, name, binary, db):
+    def __init__(self, name, binary, db, fresh=True):
+        """`fresh`: remove a database left by an earlier run (False: check an existing one)."""
         self.name, self.binary, self.db = name, binary, db
         self.passed, self.failures = [], []
-        for stale in (db, db + ".wal"):
+        for stale in (db, db + ".wal") if fresh else ():
             if os.path.exists(stale):
                 os.remove(stale)
 

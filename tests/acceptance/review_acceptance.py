@@ -33,7 +33,7 @@ def report(name, version):
 def row(table, **where):
     hits = [r for r in table["rows"] if all(r[k] == v for k, v in where.items())]
     if len(hits) != 1:
-        sys.exit(f"{table['view']}: expected one row where {where}, found {len(hits)}")
+        sys.exit(f"{table['name']}: expected one row where {where}, found {len(hits)}")
     return hits[0]
 
 
@@ -53,7 +53,7 @@ fences = report("fences", "v3")
 tic = report("target-in-comment", "v3")
 removals = report("removals", "v3")
 recon = report("reconciliation", "v3")
-print(f"-- from views {fences['view']}, {tic['view']}, {removals['view']}, {recon['view']}")
+print(f"-- from views {fences['name']}, {tic['name']}, {removals['name']}, {recon['name']}")
 
 # tufano2021/test.csv (issue 2; PROVENANCE.md)
 t = row(fences, org="tufano2021")

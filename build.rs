@@ -1,0 +1,41 @@
+//! Build script: records which code this binary was built from, so every stored verdict
+//! and every report stamp can name it (`sphragis::CODE_VERSION`).
+//!
+//! Sets `SPHRAGIS_GIT` to `<12-hex commit>` (plus `-dirty` when tracked files differ from
+//! the commit) or to `no-git` when the source tree is not a git checkout or git is absent.
+
+use std::path::Path;
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).current_dir(env!("CARGO_MANIFEST_DIR")).output().ok()?;
+    out.status.success().then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn main() {
+    for path in ["src", "sql", "migrations", "Cargo.toml", "build.rs"] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    let described = match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(commit) if !commit.is_empty() => {
+            // `git status --porcelain` lists tracked files that differ (untracked ones too
+            // unless excluded: only tracked changes make the build "dirty").
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            // Rebuild when HEAD moves or the index changes (a commit, a checkout).
+            for name in ["HEAD", "index"] {
+                if let Some(p) = git(&["rev-parse", "--git-path", name]) {
+                    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(p);
+                    println!("cargo:rerun-if-changed={}", p.display());
+                }
+            }
+            if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"])
+                && let Some(p) = git(&["rev-parse", "--git-path", &head_ref])
+            {
+                println!("cargo:rerun-if-changed={}", Path::new(env!("CARGO_MANIFEST_DIR")).join(p).display());
+            }
+            if dirty { format!("{commit}-dirty") } else { commit }
+        }
+        _ => "no-git".to_string(),
+    };
+    println!("cargo:rustc-env=SPHRAGIS_GIT={described}");
+}
