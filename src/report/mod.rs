@@ -410,7 +410,7 @@ pub fn run_with(
 /// Errors: an empty query, or DuckDB rejects it.
 pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTable> {
     use duckdb::arrow::array::{Array, AsArray};
-    use duckdb::arrow::datatypes::{DataType, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type, Float32Type, Float64Type};
+    use duckdb::arrow::datatypes::{DataType, Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type, Float32Type, Float64Type};
     use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
     if sql.trim().is_empty() {
         bail!("the query is empty");
@@ -449,6 +449,12 @@ pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTabl
                     DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(r).to_string()),
                     DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(r).to_string()),
                     DataType::Utf8View => Cell::Text(array.as_string_view().value(r).to_string()),
+                    // DuckDB's sum() of integers is a HUGEINT, which Arrow carries as a
+                    // scale-0 decimal: an integer when it fits, exact text otherwise.
+                    DataType::Decimal128(_, 0) => {
+                        let v = array.as_primitive::<Decimal128Type>().value(r);
+                        i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
+                    }
                     _ => Cell::Text(formatters[c].value(r).to_string()),
                 });
             }
@@ -774,18 +780,22 @@ mod tests {
             &conn,
             "select null as n, 1::tinyint as i, 2::ubigint as u, 1.5::float as f, 'x' as s, true as b, \
              {'a': 1} as st, 'a\\x00b'::blob as bl, interval 2 day as iv, [1, 2] as l, \
-             timestamp '2017-03-07 22:19:27' as ts, 12.50::decimal(5,2) as d",
+             timestamp '2017-03-07 22:19:27' as ts, 12.50::decimal(5,2) as d, sum(x)::hugeint as h, \
+             170141183460469231731687303715884105727::hugeint as big from (values (2), (4)) as t(x)",
             &[],
         )
         .unwrap();
         let row = &t.rows[0];
         assert_eq!(row[..6], [Cell::Null, Cell::Int(1), Cell::UInt(2), Cell::Float(1.5), Cell::Text("x".into()), Cell::Bool(true)]);
-        for cell in &row[6..] {
+        for cell in &row[6..12] {
             let Cell::Text(s) = cell else { panic!("{cell:?}") };
             assert!(!s.contains("OrderedMap") && !s.is_empty(), "{s}");
         }
         assert_eq!(row[10], Cell::Text("2017-03-07T22:19:27".into()));
         assert_eq!(row[11], Cell::Text("12.50".into()));
+        // integer sums are integers in JSON; beyond i64 they stay exact text
+        assert_eq!(row[12], Cell::Int(6));
+        assert_eq!(row[13], Cell::Text("170141183460469231731687303715884105727".into()));
         assert!(query(&conn, "  ", &[]).unwrap_err().to_string().contains("empty"));
     }
 }

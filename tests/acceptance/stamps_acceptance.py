@@ -8,6 +8,8 @@ Python package (no sphragis code) on the same file, and compares the rows: integ
 strings exactly, doubles to 1e-12 relative. Also checks that the stamp's SHA-256 is the
 one recorded in `sph_views` for the named view or macro.
 """
+import datetime
+import decimal
 import json
 import math
 import os
@@ -30,8 +32,17 @@ def same(a, b):
     return a == b
 
 
-def plain(value):
-    """A stock-client value in the form sphragis's JSON gives it."""
+def plain(value, nested=False):
+    """A stock-client value in the form sphragis's JSON gives it: integers (HUGEINT sums
+    too) as numbers, timestamps in ISO form, lists as Arrow prints them (`[a, b]`)."""
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() and value.as_tuple().exponent >= 0 else str(value)
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(str(plain(v, True)) for v in value) + "]"
+    if nested and value is None:
+        return ""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
