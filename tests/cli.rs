@@ -338,3 +338,63 @@ fn demo_builds_and_prints_every_report() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.dir.join("sphragis-demo.duckdb.samples/review/examples.jsonl").is_file());
 }
+
+#[test]
+fn output_into_a_closed_pipe_exits_quietly() {
+    let s = Scratch::new("pipe");
+    s.ok(&["init"]);
+    for args in [&["sql", "select * from range(200000)"][..], &["views"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sphragis"))
+            .arg("--db")
+            .arg(s.db())
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes away, as `| head` does
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn misspelt_db_leaves_no_empty_database_behind() {
+    let s = Scratch::new("misspelt");
+    for args in [
+        &["refine", "--version", "v1"][..],
+        &["split", "--version", "v1"],
+        &["freeze", "--version", "v1"],
+        &["verify", "--reproduce", "--version", "v1"],
+        &["examples", "--version", "v1", "--org", "qt", "--split", "dev"],
+        &["report", "removals"],
+        &["sql", "select 1"],
+    ] {
+        let out = s.run(args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("no such database file"), "{args:?}");
+        assert!(!s.db().exists(), "{args:?} created {}", s.db().display());
+    }
+}
+
+#[test]
+fn unknown_report_name_is_a_usage_error() {
+    let s = Scratch::new("unknown-report");
+    s.ok(&["init"]);
+    let out = s.run(&["report", "removal"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown report \"removal\"; reports: inputs, removals"));
+}
+
+#[test]
+fn sql_errors_carry_duckdb_message_without_generic_code() {
+    let s = Scratch::new("sql-error");
+    s.ok(&["init"]);
+    let out = s.run(&["sql", "select nope from missing_table"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("Table with name missing_table does not exist"), "{stderr}");
+    assert!(!stderr.contains("Unknown error code"), "{stderr}");
+}

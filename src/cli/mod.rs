@@ -101,6 +101,25 @@ macro_rules! cli_error_from {
 }
 cli_error_from!(duckdb::Error, std::io::Error, serde_json::Error);
 
+/// Writes a line (or, with `outln!(text; no newline)`, text) to stdout and returns the
+/// `io::Result`: a closed pipe (`sphragis sql ... | head`) becomes an error that
+/// [`main`] turns into a quiet exit 0, never a panic.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+
+/// Like [`outln!`] without the newline.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout().lock(), $($arg)*)
+    }};
+}
+pub(crate) use {out, outln};
+
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -110,10 +129,21 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e.error) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {:#}", e.error);
+            eprintln!("error: {}", describe(&e.error));
             ExitCode::from(e.exit_code)
         }
     }
+}
+
+/// The error and its causes joined by `: ` (as `{:#}` does), leaving out DuckDB's
+/// generic C-API code (`Error code 1: Unknown error code`), which repeats no information
+/// beyond the message before it.
+pub fn describe(e: &anyhow::Error) -> String {
+    e.chain()
+        .filter(|c| c.downcast_ref::<duckdb::ffi::Error>().is_none())
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
@@ -130,12 +160,23 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
     let db = cli.db.unwrap_or_else(|| PathBuf::from("sphragis.duckdb"));
     let db = &db;
+    // Only init and load create a database file: a misspelt --db for any other writing
+    // command must not leave an empty database behind.
+    let creates = matches!(cli.command, Command::Init | Command::Load(_));
+    if !creates && !db.is_file() && db.as_os_str() != ":memory:" {
+        return Err(anyhow::anyhow!(
+            "{}: no such database file (create one with `sphragis --db {} init` or `load`)",
+            db.display(),
+            db.display()
+        )
+        .into());
+    }
     match cli.command {
         Command::Init => {
             let conn = crate::db::open(db)?;
             let n: i64 = conn.query_row("select count(*) from sph_migrations", [], |r| r.get(0))?;
             let v: i64 = conn.query_row("select count(*) from sph_views", [], |r| r.get(0))?;
-            println!("{}: {n} migrations applied, {v} views registered", db.display());
+            outln!("{}: {n} migrations applied, {v} views and macros registered", db.display())?;
             Ok(())
         }
         Command::Load(args) => load::run(db, args, &ui),

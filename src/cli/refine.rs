@@ -37,7 +37,7 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         &RefineOptions { version: args.version, base: args.base, rules: rules.clone(), min_target_chars: args.min_target_chars },
     )?;
     let names: Vec<_> = rules.iter().map(|r| r.name()).collect();
-    println!(
+    super::outln!(
         "{} version {}: {} built, {} removed, {} kept (rules: {}); see `sphragis report removals --version {}`",
         if s.replaced { "re-refined" } else { "refined" },
         s.version,
@@ -46,6 +46,6 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         s.kept,
         names.join(", "),
         s.version
-    );
+    )?;
     Ok(())
 }

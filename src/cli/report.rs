@@ -60,7 +60,8 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     } else if let Some((_, names)) = GROUPS.iter().find(|(g, _)| *g == args.name) {
         names.iter().map(|n| report::find(n)).collect::<anyhow::Result<_>>()?
     } else {
-        vec![report::find(&args.name)?]
+        // a misspelt report name is a usage error (exit 2), listing the names
+        vec![report::find(&args.name).map_err(|error| CliError { error, exit_code: 2 })?]
     };
     // Parameters run the report's table macro; the stamp then names the macro and the
     // arguments (never the grid view whose rows it does not show).
@@ -109,7 +110,7 @@ pub fn print_or_write(
 ) -> Result<(), CliError> {
     if let Some(dir) = out {
         for path in report::write_files(dir, tables, format.into(), context)? {
-            println!("wrote {}", path.display());
+            super::outln!("wrote {}", path.display())?;
         }
         return Ok(());
     }

@@ -15,9 +15,9 @@ pub struct Args {
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     let conn = crate::db::open_read_only(db)?;
     let table = crate::report::query(&conn, &args.query, &[])?;
-    print!("{}", crate::report::render(&table, args.format.into())?);
+    super::out!("{}", crate::report::render(&table, args.format.into())?)?;
     if args.format == FormatArg::Json {
-        println!();
+        super::outln!()?;
     }
     Ok(())
 }

@@ -52,7 +52,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 "select name, kind, base_name, version, sha256, source, code_version, registered_at from sph_views order by base_name, version",
                 &[],
             )?;
-            print!("{}", crate::report::render_table(&table));
+            super::out!("{}", crate::report::render_table(&table))?;
             Ok(())
         }
         Some(Action::Build(b)) => {
@@ -103,12 +103,12 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     built.unsupervised.join(", ")
                 );
             }
-            println!(
+            super::outln!(
                 "wrote {} views to {}; load them with `sphragis load views {}`",
                 built.written,
                 b.out.display(),
                 b.out.display()
-            );
+            )?;
             Ok(())
         }
     }
