@@ -397,4 +397,76 @@ fn sql_errors_carry_duckdb_message_without_generic_code() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Table with name missing_table does not exist"), "{stderr}");
     assert!(!stderr.contains("Unknown error code"), "{stderr}");
+
+/// Issue 8 §4 / issue 9: the chat template is the user's input (`--template`, or the
+/// tokenizer's own beside tokenizer.json, as Hugging Face finds it); a template that
+/// marks no assistant output, leaves a kept message untrained or is not
+/// prefix-preserving is refused with nothing written.
+#[test]
+fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing() {
+    let s = Scratch::new("views-build");
+    let sft = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft");
+    s.ok(&["load", "trajectories", sft.join("audit/demo__env-1.traj.json").to_str().unwrap()]);
+    let tok_dir = s.dir.join("tok");
+    std::fs::create_dir_all(&tok_dir).unwrap();
+    let tokenizer = tok_dir.join("tokenizer.json");
+    std::fs::copy(sft.join("tokenizer.json"), &tokenizer).unwrap();
+    let sample = std::fs::read_to_string(sft.join("chatml_training.jinja")).unwrap();
+    let out = s.dir.join("a.jsonl");
+    let build = |template: Option<&Path>| {
+        let mut args = vec!["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--pool", "A", "--out", out.to_str().unwrap()];
+        if let Some(t) = template {
+            args.extend(["--template", t.to_str().unwrap()]);
+        }
+        s.run(&args)
+    };
+    let refused = |output: Output, want: &str| {
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains(want), "{stderr}");
+        assert!(!out.exists(), "nothing is written");
+        assert!(!s.dir.join("a.jsonl.partial").exists());
+    };
+    // no template anywhere
+    refused(build(None), "no chat template: pass --template FILE, or keep the tokenizer's chat_template.jinja or tokenizer_config.json");
+    // --template FILE
+    let file = s.file("sample.jinja", sample.as_bytes());
+    let stdout = String::from_utf8(build(Some(&file)).stdout).unwrap();
+    assert!(stdout.contains("wrote 1 views"), "{stdout}");
+    let view: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(view["keep_msgs"], serde_json::json!([2, 4, 6]));
+    assert_eq!(view["origin"]["template_source"], file.to_str().unwrap());
+    let from_file = view["origin"]["template_sha256"].clone();
+    std::fs::remove_file(&out).unwrap();
+    // Hugging Face layout: tokenizer_config.json's chat_template beside the tokenizer gives
+    // the same views, the same template SHA-256
+    let config = tok_dir.join("tokenizer_config.json");
+    std::fs::write(&config, serde_json::json!({"chat_template": &sample, "eos_token": "<|im_end|>"}).to_string()).unwrap();
+    assert!(build(None).status.success());
+    let beside: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(beside["origin"]["template_sha256"], from_file);
+    assert_eq!(beside["origin"]["template_source"], format!("{}#chat_template", config.display()));
+    assert_eq!(beside["loss_mask"], view["loss_mask"]);
+    std::fs::remove_file(&out).unwrap();
+    // a config without chat_template
+    std::fs::write(&config, r#"{"eos_token": "<|im_end|>"}"#).unwrap();
+    refused(build(None), "has no chat_template; pass --template FILE");
+    // a template with no {% generation %} block (like the stock chat templates)
+    let plain = sample.replace("{%- generation %}", "").replace("{%- endgeneration %}", "");
+    let plain = s.file("plain.jinja", plain.as_bytes());
+    refused(build(Some(&plain)), "marks no assistant output: it has no {% generation %} block");
+    // a generation block that covers the assistant turns after message 2 only
+    let (head, rest) = sample.split_once("{%- generation %}").unwrap();
+    let (body, tail) = rest.split_once("{%- endgeneration %}").unwrap();
+    let later_only = format!(
+        "{head}{{%- if loop.index0 > 2 %}}{{%- generation %}}{body}{{%- endgeneration %}}{{%- else %}}{body}{{%- endif %}}{tail}"
+    );
+    let later_only = s.file("later-only.jinja", later_only.as_bytes());
+    refused(build(Some(&later_only)), "demo__env-1: the template marks none of assistant message 2 (tokens");
+    // the thinking block of earlier turns dropped (the stock Qwen3 logic): not prefix-preserving
+    let drops = sample.replace("{{- '<think>\\n' + (m.reasoning_content or '') + '\\n</think>\\n\\n' + (m.content or '') }}",
+        "{%- if loop.last %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{{- m.content }}");
+    assert_ne!(drops, sample);
+    let drops = s.file("drops.jinja", drops.as_bytes());
+    refused(build(Some(&drops)), "the chat template is not prefix-preserving: the rendering of messages[..=2]");
 }

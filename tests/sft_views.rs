@@ -37,6 +37,8 @@ fn each_bad_view_fails_exactly_its_check() {
         ("b-other-tokens-a", "same_tokens", Some(3)),
         ("b-other-tokens-b", "same_tokens", Some(3)),
         ("b-lengths", "lengths", Some(8)),
+        ("b-trains-nothing", "trains_nothing", None),
+        ("b-kept-untrained", "kept_message_trains_nothing", Some(4)),
     ]
     .into_iter()
     .map(|(v, c, p)| (v.to_string(), vec![(c.to_string(), p)]))
@@ -47,11 +49,125 @@ fn each_bad_view_fails_exactly_its_check() {
         .prepare("select check_name, passed from sft_contract_v1 where view_id = 'a-good' order by check_name")
         .unwrap();
     let checks: Vec<(String, Option<bool>)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
-    assert_eq!(checks.len(), 9);
+    assert_eq!(checks.len(), 11);
     for (check, passed) in checks {
         let expected = if check == "declared_sha256" { None } else { Some(true) };
         assert_eq!(passed, expected, "{check}");
     }
+}
+
+/// Real Qwen3 ids cut from the reference view of pytest-dev__pytest-7432
+/// (`../shared/data/sft/reference-views-qwen3/views.jsonl`, line 2): its first six
+/// messages, each kept to its first 8 and last 2 tokens (system, user, assistant, user,
+/// assistant, user; spans [0,10) [10,20) ... [50,60)). Every message opens with
+/// `<|im_start|>ROLE\n` (3 tokens) and ends with `<|im_end|>\n`.
+const QWEN3_SIX_MESSAGES: [i64; 60] = [
+    151644, 8948, 198, 2610, 525, 264, 10950, 17847, 151645, 198, // system
+    151644, 872, 198, 27, 649, 11448, 397, 37175, 151645, 198, // user
+    151644, 77091, 198, 151667, 198, 334, 7939, 3173, 151645, 198, // assistant: <think>\n** ...
+    151644, 872, 198, 27, 689, 1851, 29, 15, 151645, 198, // user
+    151644, 77091, 198, 151667, 198, 334, 82796, 5787, 151645, 198, // assistant
+    151644, 872, 198, 27, 689, 1851, 29, 15, 151645, 198, // user
+];
+
+/// One view line over [`QWEN3_SIX_MESSAGES`] with HF `labels`: the token id at the
+/// `supervised` positions, -100 elsewhere.
+fn qwen3_view(view_id: &str, supervised: &[std::ops::Range<usize>], keep_msgs: Option<&[i64]>) -> String {
+    let labels: Vec<i64> = QWEN3_SIX_MESSAGES
+        .iter()
+        .enumerate()
+        .map(|(i, id)| if supervised.iter().any(|r| r.contains(&i)) { *id } else { -100 })
+        .collect();
+    let roles = ["system", "user", "assistant", "user", "assistant", "user"];
+    let spans: Vec<serde_json::Value> = roles
+        .iter()
+        .enumerate()
+        .map(|(i, role)| serde_json::json!({"index": i, "role": role, "start": i * 10, "end": i * 10 + 10}))
+        .collect();
+    let mut line = serde_json::json!({
+        "view_id": view_id, "pool": "P", "instance_id": "pytest-dev__pytest-7432",
+        "input_ids": QWEN3_SIX_MESSAGES.to_vec(), "labels": labels, "message_spans": spans, "span_end": "exclusive",
+    });
+    if let Some(keep) = keep_msgs {
+        line["keep_msgs"] = serde_json::json!(keep);
+    }
+    line.to_string()
+}
+
+/// The most-reported SFT data bug: a collator that cannot find the response template
+/// masks every label (-100) and the row trains at zero loss. Also a kept message with
+/// no supervised token, and a message supervised on its header only (audit finding).
+#[test]
+fn view_that_trains_nothing_fails_the_contract() {
+    let dir = std::env::temp_dir().join(format!("sphragis-trains-nothing-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("views.jsonl");
+    let output = [23..30, 43..50]; // each assistant message after its 3-token header
+    let lines = [
+        qwen3_view("all-ignored", &[], None),
+        qwen3_view("trained", &output, Some(&[2, 4])),
+        qwen3_view("kept-untrained", &output[1..], Some(&[2, 4])),
+        qwen3_view("header-only", &[20..23, 43..50], None),
+    ];
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, &path, &ViewOptions::default(), &mut |_| {}).unwrap();
+    let got = failures(&conn);
+    let expected: BTreeMap<String, Vec<(String, Option<i64>)>> = [
+        ("all-ignored", "trains_nothing", None),
+        // message 2 (tokens 20..30) is named in keep_msgs and has no supervised position
+        ("kept-untrained", "kept_message_trains_nothing", Some(20)),
+    ]
+    .into_iter()
+    .map(|(v, c, p)| (v.to_string(), vec![(c.to_string(), p)]))
+    .collect();
+    assert_eq!(got, expected);
+    let detail: String = conn
+        .query_row("select detail from sft_contract_failures_v1 where view_id = 'all-ignored'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(detail, "no supervised position in 60 mask values (from labels): the view trains nothing");
+    let detail: String = conn
+        .query_row("select detail from sft_contract_failures_v1 where view_id = 'kept-untrained'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(detail, "kept assistant message 2 (tokens 20..30) has no supervised position");
+    // without keep_msgs the kept-message check cannot be made
+    let passed: Option<bool> = conn
+        .query_row(
+            "select passed from sft_contract_v1 where view_id = 'header-only' and check_name = 'kept_message_trains_nothing'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(passed, None);
+    // the audit finding: both assistant spans open with 151644 77091 198 151667 198 334
+    // (`<|im_start|>assistant\n<think>\n**`), so the header is 6 tokens
+    let mut stmt = conn
+        .prepare(
+            "select view_id, msg_index, kept, supervised, header_tokens, supervised_after_header, finding \
+             from sft_assistant_supervision_v1 order by view_id, msg_index",
+        )
+        .unwrap();
+    type Row = (String, i64, Option<bool>, i64, Option<i64>, i64, String);
+    let rows: Vec<Row> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let row = |v: &str, m: i64, k: Option<bool>, s: i64, a: i64, f: &str| (v.to_string(), m, k, s, Some(6), a, f.to_string());
+    assert_eq!(
+        rows,
+        vec![
+            row("all-ignored", 2, None, 0, 0, "untrained"),
+            row("all-ignored", 4, None, 0, 0, "untrained"),
+            row("header-only", 2, None, 3, 0, "header_only"),
+            row("header-only", 4, None, 7, 4, "trained"),
+            row("kept-untrained", 2, Some(true), 0, 0, "untrained"),
+            row("kept-untrained", 4, Some(true), 7, 4, "trained"),
+            row("trained", 2, Some(true), 7, 4, "trained"),
+            row("trained", 4, Some(true), 7, 4, "trained"),
+        ]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -84,6 +200,24 @@ fn the_reference_views_load_and_keep_the_contract() {
         vec![
             ("python__mypy-15976_0".into(), 14685, 2978, 151669, "assistant_masks".into()),
             ("pytest-dev__pytest-7432".into(), 21385, 7388, 151669, "assistant_masks".into()),
+        ]
+    );
+    // every assistant message is trained past its header (counted independently with a
+    // few lines of Python over the reference JSONL: 17 messages, shared opening of 7
+    // tokens `<|im_start|>assistant\n<think>\n\n</think>\n\n`; 35 messages, 4 tokens)
+    let mut stmt = conn
+        .prepare(
+            "select instance_id, finding, count(*), any_value(header_tokens) from sft_assistant_supervision_v1 \
+             group by all order by all",
+        )
+        .unwrap();
+    let rows: Vec<(String, String, i64, Option<i64>)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(
+        rows,
+        vec![
+            ("pytest-dev__pytest-7432".into(), "trained".into(), 35, Some(4)),
+            ("python__mypy-15976_0".into(), "trained".into(), 17, Some(7)),
         ]
     );
 }

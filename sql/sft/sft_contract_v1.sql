@@ -11,8 +11,15 @@
 --   instance have one token sequence; when they do not, every view of it fails, with
 --   the first position where it differs from another view). vocab also fails a
 --   negative id when no tokenizer was given (passed is null only when nothing fails).
+--   A view must train something (SPEC §3.2): trains_nothing fails a view with no
+--   supervised position (mask all 0, labels all -100); kept_message_trains_nothing
+--   fails a view in which a message named in keep_msgs (an assistant span) has no
+--   supervised position (not checked without keep_msgs or without spans: a view that
+--   names no kept messages may leave assistant turns unsupervised, e.g. a recovery
+--   window).
 -- Columns: view_id; pool; instance_id; check_name; passed; position (first offending
---   token position, 0-based, or span ordinal for spans); detail (text, failures only).
+--   token position, 0-based, or span ordinal for spans; for kept_message_trains_nothing
+--   the start of the first untrained kept message); detail (text, failures only).
 with v as (
     select * from sft_views
 ),
@@ -145,6 +152,43 @@ same as (
     join sequences as s using (instance_id)
     left join others as o using (view_id)
 ),
+trained as (
+    select distinct view_id from sft_view_runs
+),
+trains as (
+    select v.view_id, 'trains_nothing' as check_name, t.view_id is not null as passed,
+           null::integer as position,
+           case when t.view_id is null then format('no supervised position in {} mask values (from {}): the view trains nothing',
+               v.n_mask, v.mask_source) end as detail
+    from v left join trained as t using (view_id)
+),
+kept_spans as (
+    select s.view_id, s.msg_index, s.start_pos, s.end_pos
+    from sft_view_spans as s
+    join v using (view_id)
+    where s.role = 'assistant' and list_contains(v.keep_msgs, s.msg_index)
+),
+untrained_kept as (
+    select k.view_id, count(*) as messages,
+           arg_min(k.msg_index, k.start_pos) as msg_index, min(k.start_pos) as start_pos, arg_min(k.end_pos, k.start_pos) as end_pos
+    from kept_spans as k
+    where not exists (
+        select 1 from sft_view_runs as r
+        where r.view_id = k.view_id and r.run_start < k.end_pos and r.run_end > k.start_pos
+    )
+    group by k.view_id
+),
+kept_trained as (
+    select v.view_id, 'kept_message_trains_nothing' as check_name,
+           case when v.keep_msgs is not null and h.view_id is not null then u.view_id is null end as passed,
+           u.start_pos as position,
+           case when u.view_id is not null then format('kept assistant message {} (tokens {}..{}) has no supervised position{}',
+               u.msg_index, u.start_pos, u.end_pos,
+               case when u.messages > 1 then format('; {} kept messages train nothing', u.messages) else '' end) end as detail
+    from v
+    left join has_spans as h using (view_id)
+    left join untrained_kept as u using (view_id)
+),
 checks as (
     select * from lengths
     union all select * from vocab
@@ -155,6 +199,8 @@ checks as (
     union all select * from ledger
     union all select * from declared
     union all select * from same
+    union all select * from trains
+    union all select * from kept_trained
 )
 select v.view_id, v.pool, v.instance_id, c.check_name, c.passed, c.position, c.detail
 from checks as c

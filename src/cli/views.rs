@@ -2,7 +2,7 @@
 //! `sphragis views build`: render loaded trajectories into tokenized SFT views.
 
 use super::{CliError, Ui};
-use crate::sft::build::{BuildOptions, Policy, build};
+use crate::sft::build::{BuildOptions, Policy, build, template_source};
 use crate::sft::render::ChatTemplate;
 use std::path::{Path, PathBuf};
 
@@ -24,7 +24,10 @@ pub struct BuildArgs {
     /// The tokenizer.json to tokenize with.
     #[arg(long)]
     pub tokenizer: PathBuf,
-    /// A Jinja chat template file; default: the bundled Qwen3 training template (TRL).
+    /// A Jinja chat template file [default: the tokenizer's own, as Hugging Face finds it:
+    /// chat_template.jinja, else tokenizer_config.json's chat_template, beside
+    /// --tokenizer]. It must mark assistant output with {% generation %} blocks and be
+    /// prefix-preserving; otherwise nothing is written.
     #[arg(long)]
     pub template: Option<PathBuf>,
     /// Pool name written on every view.
@@ -58,13 +61,8 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         Some(Action::Build(b)) => {
             let policy = Policy::parse(&b.policy).map_err(|error| CliError { error, exit_code: 2 })?;
             let conn = crate::db::open_read_only(db)?;
-            let (template, template_text) = match &b.template {
-                Some(p) => {
-                    let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("{}: {e}", p.display()))?;
-                    (ChatTemplate::new(&text)?, text)
-                }
-                None => (ChatTemplate::qwen3_training(), include_str!("../sft/templates/qwen3_training.jinja").to_string()),
-            };
+            let source = template_source(b.template.as_deref(), &b.tokenizer)?;
+            let template = ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
             let bytes = std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
             let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
                 .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
@@ -73,7 +71,8 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 policy,
                 instances: b.instances,
                 tokenizer_sha256: crate::hash::sha256_hex(&bytes),
-                template_sha256: crate::hash::sha256_hex(template_text.as_bytes()),
+                template_sha256: source.sha256,
+                template_origin: source.origin,
             };
             // Written beside the target and renamed on success: a failed build leaves no
             // partial file.
@@ -97,7 +96,8 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             std::fs::rename(&partial, &b.out).map_err(|e| anyhow::anyhow!("{}: {e}", b.out.display()))?;
             if !built.unsupervised.is_empty() {
                 eprintln!(
-                    "warning: {} views keep no message under policy {} (no supervised token): {}",
+                    "warning: {} views keep no message under policy {} (no supervised token; they will fail the \
+                     contract check trains_nothing): {}",
                     built.unsupervised.len(),
                     b.policy,
                     built.unsupervised.join(", ")

@@ -80,6 +80,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/sft/sft_contract_v1.sql"),
     view!("sql/sft/sft_contract_summary_v1.sql"),
     view!("sql/sft/sft_contract_failures_v1.sql"),
+    view!("sql/sft/sft_assistant_supervision_v1.sql"),
     view!("sql/sft/sft_trajectory_stats_v1.sql"),
     view!("sql/sft/sft_instances_v1.sql"),
     view!("sql/pools/sft_union_runs_v1.sql"),

@@ -100,6 +100,13 @@ pub const REPORTS: &[Report] = &[
         by_version: false, macro_name: None,
     },
     Report {
+        name: "supervision",
+        view: "sft_assistant_supervision_v1",
+        about: "SFT assistant messages per view: trained, header_only (audit finding) or untrained",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
         name: "trajectories",
         view: "sft_trajectory_stats_v1",
         about: "SFT trajectories per source: messages, tool calls, bash and git-history commands",

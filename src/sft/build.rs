@@ -7,12 +7,90 @@
 //! text), rendered with [`render::render_view`](super::render::render_view), and the
 //! supervision policy decides which assistant messages keep their loss. Output is view
 //! JSONL in sphragis's format (`docs/formats.md`), ready for `load views`.
+//!
+//! The chat template is the user's input ([`template_source`]). A build is refused,
+//! with nothing written, when the template marks no assistant output (no
+//! `{% generation %}` block), when a kept assistant message gets no supervised token
+//! from it, or when its rendering is not prefix-preserving (spans could not be
+//! verified, see [`render`](super::render)).
 
 use super::render::{ChatTemplate, RenderedView, render_view};
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use serde_json::{Map, Value, json};
 use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A chat template's text and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TemplateSource {
+    /// The Jinja source.
+    pub text: String,
+    /// SHA-256 of the template text (UTF-8 bytes), recorded in every view's `origin`.
+    pub sha256: String,
+    /// Where it was read: the `--template` file, `<dir>/chat_template.jinja`, or
+    /// `<dir>/tokenizer_config.json#chat_template`.
+    pub origin: String,
+}
+
+/// Finds the chat template the way Hugging Face does for a tokenizer directory.
+///
+/// `explicit` (the `--template FILE`) wins. Otherwise, beside `tokenizer` (the
+/// `tokenizer.json`): `chat_template.jinja` (the layout `transformers` writes since
+/// 4.43), else the `chat_template` field of `tokenizer_config.json` — a string, or a
+/// list of `{name, template}` of which the one named `default` is used.
+///
+/// Errors: an unreadable or non-UTF-8 file; a `tokenizer_config.json` that is not JSON
+/// or whose `chat_template` is missing, of another type, or a list without `default`;
+/// no template found at all (the message says where it looked and to pass
+/// `--template`).
+pub fn template_source(explicit: Option<&Path>, tokenizer: &Path) -> Result<TemplateSource> {
+    let read_text = |path: &Path| -> Result<(String, String)> {
+        let bytes = std::fs::read(path).with_context(|| path.display().to_string())?;
+        let sha = crate::hash::sha256_hex(&bytes);
+        let text = String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", path.display()))?;
+        Ok((text, sha))
+    };
+    if let Some(path) = explicit {
+        let (text, sha256) = read_text(path)?;
+        return Ok(TemplateSource { text, sha256, origin: path.display().to_string() });
+    }
+    let dir: PathBuf = tokenizer.parent().map(Path::to_path_buf).unwrap_or_default();
+    let jinja = dir.join("chat_template.jinja");
+    if jinja.is_file() {
+        let (text, sha256) = read_text(&jinja)?;
+        return Ok(TemplateSource { text, sha256, origin: jinja.display().to_string() });
+    }
+    let config = dir.join("tokenizer_config.json");
+    if !config.is_file() {
+        bail!(
+            "no chat template: pass --template FILE, or keep the tokenizer's chat_template.jinja or tokenizer_config.json \
+             (with a chat_template) beside {} (neither is in {})",
+            tokenizer.display(),
+            if dir.as_os_str().is_empty() { ".".to_string() } else { dir.display().to_string() }
+        );
+    }
+    let (text, _) = read_text(&config)?;
+    let value: Value = serde_json::from_str(&text).with_context(|| format!("{}: not JSON", config.display()))?;
+    let origin = format!("{}#chat_template", config.display());
+    let template = match value.get("chat_template") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(named)) => {
+            let default = named.iter().find(|t| t.get("name").and_then(Value::as_str) == Some("default"));
+            match default.and_then(|t| t.get("template")).and_then(Value::as_str) {
+                Some(t) => t.to_owned(),
+                None => bail!(
+                    "{origin}: a list of named templates without one named \"default\" ({}); pass --template FILE",
+                    named.iter().filter_map(|t| t.get("name").and_then(Value::as_str)).collect::<Vec<_>>().join(", ")
+                ),
+            }
+        }
+        Some(_) => bail!("{origin}: neither a string nor a list of named templates"),
+        None => bail!("no chat template: {} has no chat_template; pass --template FILE", config.display()),
+    };
+    let sha256 = crate::hash::sha256_hex(template.as_bytes());
+    Ok(TemplateSource { text: template, sha256, origin })
+}
 
 /// Which assistant messages keep their loss.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,14 +238,18 @@ pub struct BuildOptions {
     /// SHA-256 of the tokenizer.json and of the template text, recorded in `origin`.
     pub tokenizer_sha256: String,
     pub template_sha256: String,
+    /// Where the template was read ([`TemplateSource::origin`]), recorded in `origin`.
+    pub template_origin: String,
 }
 
 /// Renders the chosen trajectories into view JSONL on `out`, one line per trajectory,
 /// in instance order.
 ///
-/// Errors: an instance that is not loaded, a policy keeping a message that is not an
-/// assistant message, a template or tokenizer failure (naming the instance), a write
-/// error.
+/// Errors: a template that marks no assistant output (no `{% generation %}` block), an
+/// instance that is not loaded, a policy keeping a message that is not an assistant
+/// message, a kept assistant message to which the template gives no supervised token,
+/// a template that is not prefix-preserving, a template or tokenizer failure (naming
+/// the instance), a write error.
 pub fn build(
     conn: &Connection,
     template: &ChatTemplate,
@@ -176,6 +258,14 @@ pub fn build(
     out: &mut dyn Write,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Built> {
+    if !template.marks_assistant_output() {
+        bail!(
+            "the chat template ({}) marks no assistant output: it has no {{% generation %}} block, so every loss mask \
+             would be all zeros and the views would train nothing; use a training template that wraps each assistant \
+             turn's output in {{% generation %}}...{{% endgeneration %}}",
+            options.template_origin
+        );
+    }
     let instances: Vec<(String, Option<String>, String, String)> = {
         let mut stmt = conn.prepare(
             "select t.instance_id, t.family, l.path, l.sha256 from sft_trajectories as t \
@@ -217,6 +307,17 @@ pub fn build(
             empty.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.push(instance_id.clone());
         }
         let mask = apply_keep(&view, &keep);
+        for span in view.message_spans.iter().filter(|s| keep.contains(&(s.index as i64))) {
+            if !mask[span.start..span.end].contains(&1) {
+                bail!(
+                    "{instance_id}: the template marks none of assistant message {} (tokens {}..{}) as output, so the \
+                     kept message would train nothing; check that its {{% generation %}} block covers every assistant turn",
+                    span.index,
+                    span.start,
+                    span.end
+                );
+            }
+        }
         let supervised = mask.iter().filter(|m| **m == 1).count();
         let spans: Vec<Value> = view
             .message_spans
@@ -241,6 +342,7 @@ pub fn build(
                 "builder": crate::RULES_CODE,
                 "policy": options.policy.describe(),
                 "template_sha256": options.template_sha256,
+                "template_source": options.template_origin,
                 "tokenizer_sha256": options.tokenizer_sha256,
             },
         }))

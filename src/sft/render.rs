@@ -36,24 +36,33 @@
 //!   turn after the last one), `end` is the longest common token prefix of
 //!   that rendering with the full rendering.
 //!
+//! # Spans are verified, never assumed
+//!
+//! Prefix renderings give exact spans only when the template is
+//! *prefix-preserving*: rendering `messages[..=k]` must produce the start of
+//! the full rendering. Templates that rewrite earlier turns depending on what
+//! follows (the stock Qwen3 template drops the `<think>` block of assistant
+//! turns before the last user query) are not, and [`render_view`] refuses
+//! them with an error naming the message and the first differing character:
+//! every `end` is checked to be a prefix of the full text at a token boundary
+//! of the full tokenization, and the text a tool-to-tool prefix adds after the
+//! common part (the turn closing) must be the text the run's last message ends
+//! with. Spans that would end before they start are refused too.
+//!
 //! Not emulated: HF also passes the tokenizer's special tokens
 //! (`bos_token`, `eos_token`, …) and a `strftime_now` global to templates;
 //! add what a template needs with [`ChatTemplate::add_global`].
 //!
-//! # Bundled template: provenance
+//! # Templates are the user's input
 //!
-//! [`ChatTemplate::qwen3_training`] embeds `templates/qwen3_training.jinja`,
-//! a byte-exact copy of `trl/chat_templates/qwen3_training.jinja` from
-//! github.com/huggingface/trl (Apache-2.0, Copyright The HuggingFace Team),
-//! the Qwen3 chat template with `{% generation %}` markers around the
-//! assistant output (the `<|im_start|>assistant\n` header stays outside) and
-//! the thinking block always emitted. The reference views in
-//! `shared/data/sft/reference-views-qwen3` were made with this file at TRL
-//! commit f2cd57710ae345ea6428ae95363267fcf38a3dc8; that commit was not
-//! available to us, so the copy was taken from TRL commit
-//! b03343e3e21f321f5729277808ca1dc18c2852b2 (4,573 characters, sha256
-//! 4c6e1cdccb191ce13a7af64dacdbf86c22df9d5456f7f14eac9cb8332e41be32) and
-//! verified to reproduce both reference views exactly (ids, mask, spans).
+//! No template is bundled: as in Hugging Face, the chat template comes with
+//! the tokenizer (`tokenizer_config.json`'s `chat_template`) or from a file
+//! the user names (see [`crate::sft::build::template_source`]). A template
+//! with no `{% generation %}` block marks no assistant output
+//! ([`ChatTemplate::marks_assistant_output`]); `views build` refuses it.
+//! `data-samples/sft/chatml_training.jinja` is a small ChatML template written
+//! for the samples and tests; the Qwen3 training template the reference views
+//! were made with is kept as data in the team's shared folder.
 
 use std::fmt::Write as _;
 
@@ -72,11 +81,15 @@ const TEMPLATE_NAME: &str = "chat_template";
 /// A compiled Hugging Face chat template.
 pub struct ChatTemplate {
     env: Environment<'static>,
+    /// Whether the source has at least one `{% generation %}` block.
+    generation_blocks: usize,
 }
 
 impl std::fmt::Debug for ChatTemplate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatTemplate").finish_non_exhaustive()
+        f.debug_struct("ChatTemplate")
+            .field("generation_blocks", &self.generation_blocks)
+            .finish_non_exhaustive()
     }
 }
 
@@ -121,7 +134,7 @@ impl ChatTemplate {
     /// Compile a chat template (Jinja source as found in
     /// `tokenizer_config.json`'s `chat_template` or a `.jinja` file).
     pub fn new(source: &str) -> Result<Self> {
-        let source = rewrite_generation_tags(source);
+        let (source, generation_blocks) = rewrite_generation_tags(source);
         let mut env = Environment::new();
         env.set_syntax(
             minijinja::syntax::SyntaxConfig::builder()
@@ -147,13 +160,15 @@ impl ChatTemplate {
         });
         env.add_template_owned(TEMPLATE_NAME, source)
             .map_err(|e| anyhow!("chat template does not compile: {e:#}"))?;
-        Ok(Self { env })
+        Ok(Self { env, generation_blocks })
     }
 
-    /// TRL's Qwen3 training template (see the module doc for provenance).
-    pub fn qwen3_training() -> Self {
-        Self::new(include_str!("templates/qwen3_training.jinja"))
-            .expect("bundled qwen3_training.jinja compiles")
+    /// Whether the template marks assistant output for the loss: it has at least one
+    /// `{% generation %}` block (Hugging Face's `return_assistant_tokens_mask`
+    /// convention). A template without one gives an all-zero mask for every
+    /// conversation.
+    pub fn marks_assistant_output(&self) -> bool {
+        self.generation_blocks > 0
     }
 
     /// Make `value` visible to the template as a global named `name`
@@ -196,6 +211,12 @@ impl ChatTemplate {
 }
 
 /// Render one conversation into token ids, assistant mask and message spans.
+///
+/// Errors: a template or tokenizer failure; a template that is not
+/// prefix-preserving for this conversation, a message boundary that is not a
+/// token boundary of the whole rendering, or a span that would end before it
+/// starts (see "Spans are verified" in the module doc) — no view is returned
+/// then.
 pub fn render_view(
     template: &ChatTemplate,
     tokenizer: &tokenizers::Tokenizer,
@@ -218,9 +239,15 @@ pub fn render_view(
     };
     let mut message_spans = Vec::with_capacity(messages.len());
     let mut prev = 0usize;
+    // Text a tool-to-tool prefix rendering adds after its common part with the full
+    // rendering (the turn closing); checked against the run's last message.
+    let mut open_tails: Vec<(usize, String)> = Vec::new();
+    // Bytes of the full text already matched by a prefix rendering.
+    let mut verified = 0usize;
     for (k, m) in messages.iter().enumerate() {
         let role = role_of(m);
         let end = if k + 1 == messages.len() {
+            close_tool_run(&mut open_tails, &full.text, k)?;
             input_ids.len()
         } else {
             let prefix = template
@@ -230,12 +257,31 @@ pub fn render_view(
                 .encode_fast(prefix.text.as_str(), false)
                 .map_err(|e| anyhow!("tokenizing messages[..={k}]: {e}"))?;
             let ids = ids.get_ids();
+            let common = common_prefix_bytes(&prefix.text, &full.text);
             if role == "tool" && role_of(&messages[k + 1]) == "tool" {
+                if common < verified {
+                    return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
+                }
+                open_tails.push((k, prefix.text[common..].to_owned()));
                 common_prefix_len(ids, &input_ids)
             } else {
+                if common < prefix.text.len() {
+                    return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
+                }
+                if ids.len() > input_ids.len() || ids != &input_ids[..ids.len()] {
+                    bail!(
+                        "message {k} does not end at a token boundary: the tokens of messages[..={k}] are not a \
+                         prefix of the tokens of the whole conversation, so its span cannot be derived exactly"
+                    );
+                }
+                close_tool_run(&mut open_tails, &prefix.text, k)?;
+                verified = prefix.text.len();
                 ids.len()
             }
         };
+        if end < prev {
+            bail!("message {k} ({role}) would end at token {end}, before it starts at token {prev}; no span is written");
+        }
         message_spans.push(MessageSpan {
             index: k,
             role,
@@ -284,6 +330,45 @@ fn assistant_mask(offsets: &[(usize, usize)], n_chars: usize, spans: &[(usize, u
         }
     }
     mask
+}
+
+/// The error for a template whose rendering of `messages[..=k]` is not the start of
+/// the rendering of all `n` messages; `at` is the first differing byte.
+fn not_prefix_preserving(k: usize, n: usize, prefix: &str, full: &str, at: usize) -> anyhow::Error {
+    let excerpt = |s: &str| -> String { s[at..].chars().take(40).collect() };
+    let char_at = full[..at].chars().count();
+    anyhow!(
+        "the chat template is not prefix-preserving: the rendering of messages[..={k}] is not the start of the \
+         rendering of all {n} messages (from character {char_at}: {:?} vs {:?}), so message spans cannot be derived \
+         from prefix renderings and none are written; use a template that renders each turn the same whatever \
+         follows it (for example one that always emits the thinking block)",
+        excerpt(prefix),
+        excerpt(full)
+    )
+}
+
+/// Checks, at the end of a run of tool messages (message `k`, rendered as
+/// `rendering`), that every earlier tool-to-tool prefix differed from the full
+/// rendering only by text the run's last rendering ends with (the turn closing).
+fn close_tool_run(open_tails: &mut Vec<(usize, String)>, rendering: &str, k: usize) -> Result<()> {
+    for (j, tail) in open_tails.drain(..) {
+        if !rendering.ends_with(&tail) {
+            bail!(
+                "the chat template is not prefix-preserving: the rendering of messages[..={j}] adds {tail:?} after \
+                 its common part with the whole conversation, which is not how the tool run closes at message {k}; \
+                 message spans cannot be derived exactly and none are written"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary.
+fn common_prefix_bytes(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
 }
 
 fn common_prefix_len(a: &[u32], b: &[u32]) -> usize {
@@ -348,9 +433,11 @@ fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
 
 /// Rewrite `{% generation %}` / `{% endgeneration %}` (any `-`/`+`
 /// whitespace modifiers) into `{% filter GEN_FILTER %}` / `{% endfilter %}`,
-/// leaving comments untouched.
-fn rewrite_generation_tags(src: &str) -> String {
+/// leaving comments untouched. Also returns how many `{% generation %}` tags it
+/// rewrote.
+fn rewrite_generation_tags(src: &str) -> (String, usize) {
     let mut out = String::with_capacity(src.len() + 64);
+    let mut opened = 0;
     let mut rest = src;
     while let Some(pos) = rest.find('{') {
         out.push_str(&rest[..pos]);
@@ -362,6 +449,9 @@ fn rewrite_generation_tags(src: &str) -> String {
             continue;
         }
         if let Some((len, replacement)) = match_generation_tag(rest) {
+            if replacement.contains(GEN_FILTER) {
+                opened += 1;
+            }
             out.push_str(&replacement);
             rest = &rest[len..];
             continue;
@@ -370,7 +460,7 @@ fn rewrite_generation_tags(src: &str) -> String {
         rest = &rest[1..];
     }
     out.push_str(rest);
-    out
+    (out, opened)
 }
 
 /// If `s` starts with a generation tag, its byte length and replacement.
@@ -765,12 +855,18 @@ mod tests {
         assert_eq!(out, "True|None||");
     }
 
-    /// Tiny 3-message conversation with the bundled Qwen3 template and a
-    /// hand-built word-level tokenizer: checks mask and spans logic.
+    /// The sample ChatML training template of `data-samples/` (written for sphragis).
+    fn sample_template() -> ChatTemplate {
+        ChatTemplate::new(include_str!("../../data-samples/sft/chatml_training.jinja")).unwrap()
+    }
+
+    /// Tiny 3-message conversation with the sample template and a hand-built
+    /// word-level tokenizer: checks mask and spans logic.
     #[test]
     fn mask_and_spans_on_tiny_conversation() {
         let tok = tiny_tokenizer();
-        let t = ChatTemplate::qwen3_training();
+        let t = sample_template();
+        assert!(t.marks_assistant_output());
         let msgs = vec![
             json!({"role": "system", "content": "sys"}),
             json!({"role": "user", "content": "hi"}),
@@ -823,7 +919,7 @@ mod tests {
     #[test]
     fn consecutive_tool_messages_end_after_tool_response() {
         let tok = tiny_tokenizer();
-        let t = ChatTemplate::qwen3_training();
+        let t = sample_template();
         let msgs = vec![
             json!({"role": "user", "content": "hi"}),
             json!({"role": "assistant", "content": "", "tool_calls": [
@@ -841,6 +937,71 @@ mod tests {
         assert_eq!(spans.last().unwrap().end, view.input_ids.len());
         let last_of_first_tool = tok.id_to_token(view.input_ids[spans[2].end - 1]).unwrap();
         assert_eq!(last_of_first_tool, "</tool_response>");
+    }
+
+    #[test]
+    fn template_without_generation_block_marks_no_assistant_output() {
+        let plain = "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}";
+        assert!(!ChatTemplate::new(plain).unwrap().marks_assistant_output());
+        // a generation tag inside a comment marks nothing either
+        let commented = format!("{{# {{% generation %}} #}}{plain}");
+        assert!(!ChatTemplate::new(&commented).unwrap().marks_assistant_output());
+        assert!(sample_template().marks_assistant_output());
+        // what such a template gives: an all-zero mask
+        let msgs = vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "yo"})];
+        let view = render_view(&ChatTemplate::new(plain).unwrap(), &tiny_tokenizer(), &msgs, None).unwrap();
+        assert!(view.assistant_mask.iter().all(|&m| m == 0));
+    }
+
+    /// Like the stock Qwen3 template: the thinking block is written for the last
+    /// assistant turn only, so an earlier turn renders differently once more follows.
+    #[test]
+    fn non_prefix_preserving_template_is_refused() {
+        let drops_thinking = "{%- for m in messages %}{%- if m.role == 'assistant' %}{{- '<|im_start|>assistant\\n' }}\
+            {%- generation %}{%- if loop.last %}{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' }}{%- endif %}\
+            {{- m.content + '<|im_end|>\\n' }}{%- endgeneration %}\
+            {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}";
+        let t = ChatTemplate::new(drops_thinking).unwrap();
+        let msgs = vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "content": "yo", "reasoning_content": "b"}),
+            json!({"role": "user", "content": "ok"}),
+            json!({"role": "assistant", "content": "a", "reasoning_content": "b"}),
+        ];
+        let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
+        assert!(
+            err.contains("not prefix-preserving: the rendering of messages[..=1] is not the start of the rendering of all 4 messages"),
+            "{err}"
+        );
+        // the first difference: "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n" is 52 characters
+        assert!(err.contains("from character 52: \"<think>"), "{err}");
+        // the same conversation through the sample template (thinking always written) renders
+        let view = render_view(&sample_template(), &tiny_tokenizer(), &msgs, None).unwrap();
+        for w in view.message_spans.windows(2) {
+            assert!(w[0].start <= w[0].end && w[0].end == w[1].start, "{:?}", view.message_spans);
+        }
+    }
+
+    #[test]
+    fn tool_run_that_does_not_close_as_its_prefixes_do_is_refused() {
+        // a contrived template: a rendering ending on a tool message closes the turn
+        // with "<|im_end|>\n" when it has 2 messages, else with "</tool_response>\n";
+        // so the text messages[..=1] adds after its common part with the whole
+        // conversation is not the run's closing, and where message 1 ends is unknown
+        let odd = "{%- for m in messages %}{%- if m.role == 'tool' %}{{- '<tool_response>' + m.content }}\
+            {%- if loop.last and messages|length == 2 %}{{- '<|im_end|>\\n' }}\
+            {%- elif loop.last or messages[loop.index0 + 1].role != 'tool' %}{{- '</tool_response>\\n' }}{%- endif %}\
+            {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}";
+        let t = ChatTemplate::new(odd).unwrap();
+        let msgs = vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "tool", "content": "a"}),
+            json!({"role": "tool", "content": "b"}),
+            json!({"role": "user", "content": "ok"}),
+        ];
+        let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
+        // (the common part runs to the "<" that "<|im_end|>" and "<tool_response>" share)
+        assert!(err.contains("not prefix-preserving: the rendering of messages[..=1] adds \"|im_end|>\\n\""), "{err}");
     }
 
     /// Word-level tokenizer that splits on the ChatML specials, newlines and
@@ -912,12 +1073,11 @@ mod tests {
     // Reference views (HF transformers 5.24.0 + tokenizers 0.23.3).
     //
     // The data is read from the team's shared folder, located by the env var
-    // SPHRAGIS_SHARED (default ../shared beside the repository): the Qwen3 tokenizer at
-    // data/tokenizers/qwen3/tokenizer.json, the reference at
-    // data/sft/reference-views-qwen3/views.jsonl and the two source
-    // trajectories named in its PROVENANCE.md. Outside CI the tests are
-    // skipped (with a note) when the folder is absent; under CI (CI set) they
-    // fail.
+    // SPHRAGIS_SHARED (default ../shared beside the repository): the Qwen3 tokenizer
+    // and TRL's Qwen3 training template (data/tokenizers/qwen3/, see its PROVENANCE.md),
+    // the reference at data/sft/reference-views-qwen3/views.jsonl and the two source
+    // trajectories named in its PROVENANCE.md. The tests are #[ignore]d (CI runs them
+    // with --include-ignored) and fail when the data is missing.
     // -----------------------------------------------------------------------
 
     fn shared_dir() -> std::path::PathBuf {
@@ -926,20 +1086,29 @@ mod tests {
             .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
     }
 
-    fn load_reference(line: usize) -> Option<(tokenizers::Tokenizer, serde_json::Value)> {
+    /// TRL's Qwen3 training template, as kept in the shared data (SHA-256 checked:
+    /// the revision that reproduces the reference views).
+    fn shared_qwen3_training() -> ChatTemplate {
+        let path = shared_dir().join("data/tokenizers/qwen3/qwen3_training.jinja");
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            crate::hash::sha256_hex(&bytes),
+            "4c6e1cdccb191ce13a7af64dacdbf86c22df9d5456f7f14eac9cb8332e41be32"
+        );
+        ChatTemplate::new(std::str::from_utf8(&bytes).unwrap()).unwrap()
+    }
+
+    fn load_reference(line: usize) -> (tokenizers::Tokenizer, serde_json::Value) {
         let dir = shared_dir().join("data");
         let tok_path = dir.join("tokenizers/qwen3/tokenizer.json");
         let views_path = dir.join("sft/reference-views-qwen3/views.jsonl");
-        if !tok_path.exists() || !views_path.exists() {
-            assert!(std::env::var_os("CI").is_none(), "shared data not found under {}", dir.display());
-            eprintln!("skipping: shared data not found under {}", dir.display());
-            return None;
-        }
-        let tok = tokenizers::Tokenizer::from_file(&tok_path).unwrap();
-        let views = std::fs::read_to_string(&views_path).unwrap();
+        let tok = tokenizers::Tokenizer::from_file(&tok_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", tok_path.display()));
+        let views = std::fs::read_to_string(&views_path)
+            .unwrap_or_else(|e| panic!("{}: {e}", views_path.display()));
         let view: serde_json::Value =
             serde_json::from_str(views.lines().nth(line).unwrap()).unwrap();
-        Some((tok, view))
+        (tok, view)
     }
 
     fn check_against_reference(
@@ -995,11 +1164,33 @@ mod tests {
         assert_eq!(supervised, reference["n_supervised"].as_u64().unwrap());
     }
 
+    /// The stock Qwen3 chat template of the shared tokenizer_config.json: no
+    /// generation block, and it drops `<think>` of turns before the last user query.
     #[test]
+    #[ignore = "needs the shared data (../shared)"]
+    fn stock_qwen3_template_marks_nothing_and_is_not_prefix_preserving() {
+        let (tok, _) = load_reference(0);
+        let path = shared_dir().join("data/tokenizers/qwen3/tokenizer_config.json");
+        let config: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let stock = ChatTemplate::new(config["chat_template"].as_str().unwrap()).unwrap();
+        assert!(!stock.marks_assistant_output());
+        let msgs = vec![
+            json!({"role": "user", "content": "Fix the bug."}),
+            json!({"role": "assistant", "content": "Looking.", "reasoning_content": "Read the file first."}),
+            json!({"role": "user", "content": "Done?"}),
+            json!({"role": "assistant", "content": "Yes.", "reasoning_content": "Tests pass."}),
+        ];
+        let err = render_view(&stock, &tok, &msgs, None).unwrap_err().to_string();
+        assert!(err.contains("not prefix-preserving: the rendering of messages[..=1]"), "{err}");
+        // TRL's training variant renders the same conversation with verified spans
+        let view = render_view(&shared_qwen3_training(), &tok, &msgs, None).unwrap();
+        assert_eq!(view.message_spans.last().unwrap().end, view.input_ids.len());
+    }
+
+    #[test]
+    #[ignore = "needs the shared data (../shared)"]
     fn reference_swe_gym_row0() {
-        let Some((tok, reference)) = load_reference(0) else {
-            return;
-        };
+        let (tok, reference) = load_reference(0);
         let raw = std::fs::read_to_string(
             shared_dir().join("data/sft/swe-gym-openhands-trajectories/sample_raw.json"),
         )
@@ -1025,7 +1216,7 @@ mod tests {
             })
             .collect();
         let view = render_view(
-            &ChatTemplate::qwen3_training(),
+            &shared_qwen3_training(),
             &tok,
             &messages,
             Some(&row["tools"]),
@@ -1040,10 +1231,9 @@ mod tests {
     }
 
     #[test]
+    #[ignore = "needs the shared data (../shared)"]
     fn reference_gemini_pytest_7432() {
-        let Some((tok, reference)) = load_reference(1) else {
-            return;
-        };
+        let (tok, reference) = load_reference(1);
         let raw = std::fs::read_to_string(shared_dir().join(
             "data/sft/mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-7432/pytest-dev__pytest-7432.traj.json",
         ))
@@ -1068,7 +1258,7 @@ mod tests {
                 serde_json::Value::Object(out)
             })
             .collect();
-        let view = render_view(&ChatTemplate::qwen3_training(), &tok, &messages, None).unwrap();
+        let view = render_view(&shared_qwen3_training(), &tok, &messages, None).unwrap();
         check_against_reference(&view, &reference, &tok);
         assert_eq!(view.input_ids.len(), 21385);
         assert_eq!(

@@ -245,30 +245,54 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         Ok(mask)
     };
     let shifted = raw.labels_shifted.unwrap_or(false);
-    let (loss_mask, mask_source) = match (raw.loss_mask, raw.assistant_masks, &raw.labels) {
-        (Some(m), _, _) => (m, "loss_mask"),
-        (None, Some(m), _) => (m, "assistant_masks"),
-        (None, None, Some(labels)) => {
-            // A length mismatch is kept for the contract's lengths check: the mask has
-            // the labels' length.
-            let mut mask = from_labels(&labels[..labels.len().min(n)], shifted)?;
-            mask.resize(labels.len(), 0);
-            (mask, if shifted { "labels_shifted" } else { "labels" })
-        }
-        (None, None, None) => {
-            return Err(err("loss_mask", "missing: give loss_mask, assistant_masks or labels".into()));
-        }
-    };
-    if mask_source != "labels" && mask_source != "labels_shifted"
-        && let Some(labels) = &raw.labels
-        && labels.len() == n
-        && loss_mask.len() == n
-    {
-        let derived = from_labels(labels, shifted)?;
-        if let Some(i) = (0..n).find(|&i| (derived[i] == 1) != (loss_mask[i] == 1)) {
-            return Err(err("labels", format!("disagrees with {mask_source} at position {i}")));
+    // Every convention the line gives, in order of preference (the first is stored):
+    // (field, mask, whether the values are a mask as given rather than derived from
+    // labels).
+    let mut given: Vec<(&'static str, Vec<i64>, bool)> = Vec::new();
+    if let Some(m) = raw.loss_mask {
+        given.push(("loss_mask", m, true));
+    }
+    if let Some(m) = raw.assistant_masks {
+        given.push(("assistant_masks", m, true));
+    }
+    if let Some(labels) = &raw.labels {
+        // A length mismatch is kept for the contract's lengths check: the mask has
+        // the labels' length.
+        let mut mask = from_labels(&labels[..labels.len().min(n)], shifted)?;
+        mask.resize(labels.len(), 0);
+        given.push((if shifted { "labels_shifted" } else { "labels" }, mask, false));
+    }
+    // Conventions given together must agree, every pair: same length, same supervised
+    // positions, and the same values where both are masks as given.
+    for (a, (first, first_mask, first_raw)) in given.iter().enumerate() {
+        for (second, second_mask, second_raw) in &given[a + 1..] {
+            let field = if second.starts_with("labels") { "labels" } else { *second };
+            if first_mask.len() != second_mask.len() {
+                return Err(err(
+                    field,
+                    format!("has {} values, {first} has {}: the conventions disagree", second_mask.len(), first_mask.len()),
+                ));
+            }
+            let differs = |i: &usize| {
+                let (x, y) = (first_mask[*i], second_mask[*i]);
+                (x == 1) != (y == 1) || (*first_raw && *second_raw && x != y)
+            };
+            if let Some(i) = (0..first_mask.len()).find(differs) {
+                let shown = |raw: bool, v: i64| if raw { v.to_string() } else if v == 1 { "supervised".into() } else { "-100".into() };
+                return Err(err(
+                    field,
+                    format!(
+                        "disagrees with {first} at position {i} ({second} {}, {first} {})",
+                        shown(*second_raw, second_mask[i]),
+                        shown(*first_raw, first_mask[i])
+                    ),
+                ));
+            }
         }
     }
+    let Some((mask_source, loss_mask, _)) = given.into_iter().next() else {
+        return Err(err("loss_mask", "missing: give loss_mask, assistant_masks or labels".into()));
+    };
     let span_end = match raw.span_end.as_deref() {
         Some(s) => Some(SpanEnd::parse(s).ok_or_else(|| err("span_end", format!("{s:?} is not inclusive or exclusive")))?),
         None => options.span_end,
@@ -579,6 +603,45 @@ mod tests {
         assert!(err.contains("field `loss_mask`: missing"), "{err}");
         let err = parse(r#"{"instance_id":"x","input_ids":[5],"loss_mask":[1]}"#, &ViewOptions::default()).unwrap_err();
         assert!(err.contains("field `pool`: missing"), "{err}");
+    }
+
+    /// docs/formats.md: several conventions on one line must agree — every pair, the
+    /// error naming file, line and the field that disagrees.
+    #[test]
+    fn mask_conventions_that_disagree_are_a_load_error_for_every_pair() {
+        let line = |fields: &str| format!(r#"{{"instance_id":"x","input_ids":[5,6,7,8],{fields}}}"#);
+        let cases = [
+            (r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,0,0]"#,
+             "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 2 (assistant_masks 0, loss_mask 1)"),
+            (r#""loss_mask":[0,1,1,0],"labels":[-100,6,-100,-100]"#,
+             "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels -100, loss_mask 1)"),
+            (r#""assistant_masks":[0,1,1,0],"labels":[5,6,7,-100]"#,
+             "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 0 (labels supervised, assistant_masks 0)"),
+            // all three: loss_mask and labels agree, assistant_masks does not
+            (r#""loss_mask":[0,1,1,0],"assistant_masks":[1,1,1,0],"labels":[-100,6,7,-100]"#,
+             "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 0"),
+            // only assistant_masks and labels, disagreeing
+            (r#""assistant_masks":[0,0,1,1],"labels":[-100,6,7,-100]"#,
+             "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 1"),
+            // shifted labels count as labels
+            (r#""loss_mask":[0,1,1,0],"labels":[6,-100,-100,-100],"labels_shifted":true"#,
+             "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels_shifted -100, loss_mask 1)"),
+            // lengths disagree
+            (r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1]"#,
+             "v.jsonl:1: field `assistant_masks`: has 3 values, loss_mask has 4: the conventions disagree"),
+            // the same supervised positions, other values: both masks are taken as given
+            (r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,2]"#,
+             "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 3 (assistant_masks 2, loss_mask 0)"),
+        ];
+        for (fields, want) in cases {
+            let err = parse(&line(fields), &pool("A")).unwrap_err();
+            assert!(err.contains(want), "{fields}: {err}");
+        }
+        // agreeing conventions load, the first given is stored
+        let all = parse(&line(r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A")).unwrap();
+        assert_eq!((all.mask_source, all.loss_mask), ("loss_mask", vec![0, 1, 1, 0]));
+        let two = parse(&line(r#""assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A")).unwrap();
+        assert_eq!(two.mask_source, "assistant_masks");
     }
 
     #[test]

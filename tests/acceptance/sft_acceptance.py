@@ -25,6 +25,10 @@ run = Acceptance("sft acceptance", binary, db)
 sph, check = run.sph, run.check
 sft = os.path.join(data, "sft")
 tokenizer = os.path.join(data, "tokenizers", "qwen3", "tokenizer.json")
+# TRL's Qwen3 training template, kept as data beside the tokenizer (see its PROVENANCE.md);
+# the tokenizer_config.json there holds the stock Qwen3 chat_template, which views build
+# refuses (no {% generation %} block).
+template = os.path.join(data, "tokenizers", "qwen3", "qwen3_training.jinja")
 
 
 
@@ -59,7 +63,20 @@ check("messages and assistant turns per instance equal index.tsv (43 rows)", mis
 
 # The two reference views, rebuilt by sphragis from the loaded trajectories.
 built = os.path.join(work, "reference-built.jsonl")
-sph("views", "build", "--tokenizer", tokenizer, "--pool", "REF", "--instance", "python__mypy-15976_0",
+proc = sph("views", "build", "--tokenizer", tokenizer, "--pool", "REF", "--instance", "pytest-dev__pytest-7432",
+           "--out", os.path.join(work, "stock.jsonl"), expect=1)
+check("views build refuses the stock Qwen3 chat_template of tokenizer_config.json (no generation block)",
+      "marks no assistant output" in proc.stderr and not os.path.exists(os.path.join(work, "stock.jsonl")), True)
+stock = os.path.join(work, "stock-qwen3.jinja")
+with open(stock, "w") as f:
+    f.write(json.load(open(os.path.join(data, "tokenizers", "qwen3", "tokenizer_config.json")))["chat_template"]
+            .replace("{{- '<|im_start|>' + message.role + '\\n' + content }}",
+                     "{% generation %}{{- '<|im_start|>' + message.role + '\\n' + content }}{% endgeneration %}"))
+proc = sph("views", "build", "--tokenizer", tokenizer, "--template", stock, "--pool", "REF", "--instance",
+           "pytest-dev__pytest-7432", "--out", os.path.join(work, "stock.jsonl"), expect=1)
+check("views build refuses the stock Qwen3 logic with generation marks added (not prefix-preserving)",
+      "not prefix-preserving" in proc.stderr and not os.path.exists(os.path.join(work, "stock.jsonl")), True)
+sph("views", "build", "--tokenizer", tokenizer, "--template", template, "--pool", "REF", "--instance", "python__mypy-15976_0",
     "--instance", "pytest-dev__pytest-7432", "--out", built)
 reference = {v["instance_id"]: v for v in map(json.loads, open(os.path.join(sft, "reference-views-qwen3", "views.jsonl")))}
 for v in map(json.loads, open(built)):
@@ -73,13 +90,20 @@ for v in map(json.loads, open(built)):
 
 # Every mini-swe-agent trajectory as a view of pool A: all contract checks pass.
 pool = os.path.join(work, "pool-a.jsonl")
-sph("views", "build", "--tokenizer", tokenizer, "--pool", "A", *sum((["--instance", os.path.basename(os.path.dirname(t))] for t in trajs), []), "--out", pool)
+sph("views", "build", "--tokenizer", tokenizer, "--template", template, "--pool", "A", *sum((["--instance", os.path.basename(os.path.dirname(t))] for t in trajs), []), "--out", pool)
 sph("load", "views", pool, "--tokenizer", tokenizer)
 summary = [r for r in rows("contract") if r["pool"] == "A"]
 checks = ["lengths", "vocab", "mask_values", "spans", "supervised_in_kept_assistant",
-          "keep_msgs_assistant", "ledger", "declared_sha256", "same_tokens"]
-check("all 9 contract checks pass on the 43 built views",
+          "keep_msgs_assistant", "ledger", "declared_sha256", "same_tokens",
+          "trains_nothing", "kept_message_trains_nothing"]
+check("all 11 contract checks pass on the 43 built views",
       sorted((r["check_name"], r["passed"], r["failed"], r["not_checked"]) for r in summary) == sorted((c, 43, 0, 0) for c in checks), True)
+supervision = json.loads(sph("sql", "select finding, count(*) as messages, count(distinct view_id) as views "
+                              "from sft_assistant_supervision_v1 where pool = 'A' group by all order by all",
+                              "--format", "json").stdout)["rows"]
+print(f"-- assistant messages of the 43 built views by supervision finding: {supervision}")
+check("no assistant message of the 43 built views is untrained or supervised on its header only",
+      sorted(r["finding"] for r in supervision), ["trained"])
 instances = [r for r in rows("instances") if r["source"] == "mini-swe-agent"]
 check("per-instance table rows (mini-swe-agent)", len(instances), 43)
 check("per-instance resolved", sum(1 for r in instances if r["resolved"]), 24)
@@ -179,6 +203,9 @@ check("real pools: views equal the independent checker", got["views"], int(ref["
 check("real pools: unique instances", got["instances"], 43)
 for key in ("exposure", "union_unique", "recovery_region_exposure", "p50", "p90"):
     check(f"real pools: {key} equals the independent checker ({ref[key]:g})", abs(float(got[key]) - ref[key]) < 1e-6, True)
+findings = json.loads(real.sph("sql", "select pool, finding, count(*) as messages, count(distinct view_id) as views "
+                               "from sft_assistant_supervision_v1 group by all order by all", "--format", "json").stdout)["rows"]
+print(f"-- real pools, assistant messages by supervision finding: {findings}")
 contract = json.loads(real.sph("report", "contract", "--format", "json").stdout)["rows"]
 check("real pools: every view passes every contract check", sum(r["failed"] for r in contract), 0)
 
