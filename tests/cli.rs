@@ -397,6 +397,7 @@ fn sql_errors_carry_duckdb_message_without_generic_code() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("Table with name missing_table does not exist"), "{stderr}");
     assert!(!stderr.contains("Unknown error code"), "{stderr}");
+}
 
 /// Issue 8 §4 / issue 9: the chat template is the user's input (`--template`, or the
 /// tokenizer's own beside tokenizer.json, as Hugging Face finds it); a template that
