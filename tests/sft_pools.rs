@@ -9,8 +9,9 @@
 //! union: one repair view {2,3,4} + B: 2 views, exposure 3+3 = 6, context 16.
 //! Recovery region R = {3,4,5}, |R| = 3. Region exposure: none = A 2 + C1 2 + C2 1 + B 3 = 8;
 //! union = 2 + 3 = 5. New positions (R outside the repair union) = {5}: 1. New instances 0.
-//! Weights: U = the repair union = 3, |R| = 3: total(1) = 6 (= union exposure), region(1) = 6,
-//! total(2) = 9, region(2) = 9.
+//! Weights: U = the repair union = 3, |R| = 3, |R ∩ U| = |{3,4}| = 2, |R \ U| = 1:
+//! total(1) = 3 + 3 = 6 (= union exposure), region(1) = 2 + 3 = 5 (= union region exposure),
+//! total(2) = 9, region(2) = 2 + 6 = 8.
 //! Exact per pool: C1 is a copy of A (a < c1 by view_id); C2 {2,3} is a subset of A.
 //! priority(C2) keeps {2,3} and drops position 4 against the union; A and C1 drop nothing.
 //! Membership: C1 and C2 hold 1 of 4 training views before (0.25), 1 of 2 after (0.5).
@@ -78,10 +79,11 @@ fn dedup_exposure_and_weights_by_hand() {
         .collect();
     assert_eq!(exposure, vec![("none".into(), 3, 8, 11, 0, 1), ("union".into(), 3, 5, 6, 0, 1)]);
     let mut stmt = conn
-        .prepare("select total::double, region::double from sft_weight_projection_v1 where weight in (1, 2) order by weight")
+        .prepare("select total::double, region::double, region_in_union, region_outside_union from sft_weight_projection_v1 where weight in (1, 2) order by weight")
         .unwrap();
-    let weights: Vec<(f64, f64)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
-    assert_eq!(weights, vec![(6.0, 6.0), (9.0, 9.0)]);
+    let weights: Vec<(f64, f64, i64, i64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(weights, vec![(6.0, 5.0, 2, 1), (9.0, 8.0, 2, 1)]);
     let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select pool, views, exact_copies, remaining, subset_views from sft_dedup_exact_pools_v1 order by pool"),
@@ -98,6 +100,44 @@ fn dedup_exposure_and_weights_by_hand() {
     assert_eq!(
         rows("select k, views, top_k_supervised, supervised, share from sft_recovery_concentration_v1 where k in (1, 3) order by k"),
         [["1", "1", "3", "3", "1"], ["3", "1", "3", "3", "1"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The weight projection when the recovery region is not inside the repair union (issue 9):
+/// instance i1 has a repair view A on {1,2} and a recovery view B on {2,3}; instance i2 has
+/// only a recovery view B on {0,1} (no repair view). U = 2, R = {i1:2, i1:3, i2:0, i2:1},
+/// |R| = 4, |R ∩ U| = 1 (i1:2), |R \ U| = 3. A trainer at weight w sees total = 2 + 4w and
+/// region = 1 + 4w: at w = 1, 6 and 5 — the union mode's exposure and region exposure —
+/// where (1 + w)|R| would claim a region of 8, more than the whole exposure.
+#[test]
+fn weight_projection_counts_recovery_outside_the_union_once() {
+    let dir = std::env::temp_dir().join(format!("sphragis-weights-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let views = [
+        line("a1", "A", "i1", [0, 1, 1, 0, 0, 0, 0, 0]),
+        line("b1", "B", "i1", [0, 0, 1, 1, 0, 0, 0, 0]),
+        line("b2", "B", "i2", [1, 1, 0, 0, 0, 0, 0, 0]),
+    ]
+    .join("\n");
+    std::fs::write(dir.join("views.jsonl"), views + "\n").unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    assert_eq!(
+        rows(&conn, "select weight, union_exposure, region_positions, region_in_union, region_outside_union, total, region \
+                     from sft_weight_projection_at_v1([0.0, 1.0, 2.0]) order by weight"),
+        [
+            ["0", "2", "4", "1", "3", "2", "1"],
+            ["1", "2", "4", "1", "3", "6", "5"],
+            ["2", "2", "4", "1", "3", "10", "9"],
+        ]
+    );
+    // at w = 1 the projection is what the exposure report counts
+    assert_eq!(
+        rows(&conn, "select exposure, region_exposure, new_positions from sft_recovery_exposure_v1 where mode = 'union'"),
+        [["6", "5", "3"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
 }

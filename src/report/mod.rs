@@ -157,7 +157,7 @@ pub const REPORTS: &[Report] = &[
     Report {
         name: "weights",
         view: "sft_weight_projection_v1",
-        about: "SFT weight projection: total(w) = U + w|R|, region(w) = (1 + w)|R|",
+        about: "SFT weight projection: total(w) = U + w|R|, region(w) = |R ∩ U| + w|R|",
         by_version: false,
         macro_name: Some("sft_weight_projection_at_v1"),
     },
