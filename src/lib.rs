@@ -9,7 +9,8 @@
 //! # Bird's-eye view
 //!
 //! ```text
-//! input files ──adapters──▶ review_examples / review_comments   (one transaction per file,
+//! input files ──ingest::Input (one read, SHA-256 while parsed)──▶ adapters
+//!             ──adapters──▶ review_examples / review_comments   (one transaction per file,
 //!                            ingest_log: path, bytes, sha256)   bound in the ingest log)
 //! orgs.json ───────────────▶ org_service_accounts / org_windows
 //! refine ── sph_* functions ─▶ refine_comments / refine_examples (verdicts as columns)
@@ -22,9 +23,14 @@
 //!
 //! # Code map
 //!
+//! - [`ingest`]: the input layer for both corpora — [`ingest::InputKind`] (the one list
+//!   of input kinds: name, loader version, re-load policy), [`ingest::Input`] (the one
+//!   way an input is read: a read-ahead stream hashed as it is parsed, BOM skipped),
+//!   [`ingest::InputError`] (file, line, field), [`ingest::json`] (JSON lines / array /
+//!   document containers, each record located by line), [`ingest::log`] (transactional,
+//!   SHA-256-bound loads recorded in `ingest_log`).
 //! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
-//!   checksums), [`db::views`] (the view registry), [`db::ingest`] (transactional,
-//!   SHA-256-bound loads and the [`db::ingest::InputError`] that names file, line, field).
+//!   checksums), [`db::views`] (the view registry).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
@@ -38,7 +44,7 @@
 //!   ([`sft::views`]), pool roles, split manifest and samples database ([`sft::pools`]).
 //!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
-//! - [`hash`]: SHA-256 helpers.
+//! - [`hash`]: SHA-256 of byte slices.
 //!
 //! # Architecture invariants
 //!
@@ -49,12 +55,16 @@
 //! - A released view file or migration is never edited: a change of meaning is a new
 //!   `_v<N+1>` view or a new migration; an edited one is refused on open.
 //! - Every load is one transaction: an input error leaves the database unchanged.
+//! - Every input is read once, through [`ingest`]: loaders get the stream, never a path
+//!   to reopen, so the SHA-256 in `ingest_log` is of the bytes parsed; no file other than
+//!   a logged input reaches a stored value (`tests/tidy.rs`).
 //! - Reports never show example content: only counts, ids of views and files. The sealed
 //!   window's content opens only through `examples --unseal`, logged in `sph_log`.
 
 pub mod cli;
 pub mod db;
 pub mod hash;
+pub mod ingest;
 pub mod report;
 pub mod review;
 pub mod rules;

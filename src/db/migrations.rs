@@ -54,6 +54,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0005_pools.sql",
         sql: include_str!("../../migrations/0005_pools.sql"),
     },
+    Migration {
+        version: 6,
+        description: "input_hashes",
+        file: "0006_input_hashes.sql",
+        sql: include_str!("../../migrations/0006_input_hashes.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.
@@ -167,7 +173,7 @@ mod tests {
     #[test]
     fn applies_once_then_refuses_edits_and_unknown_versions() {
         let conn = Connection::open_in_memory().unwrap();
-        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3, 4, 5]);
+        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3, 4, 5, 6]);
         assert!(apply(&conn).unwrap().is_empty());
         conn.execute("update sph_migrations set sha256 = 'abc' where version = 2", []).unwrap();
         let err = apply(&conn).unwrap_err().to_string();
