@@ -268,6 +268,15 @@ fn thinking_lengths_record_the_tokenizer_sha256() {
     assert!(with_length > 0);
     assert_eq!(named, with_length);
     assert_eq!(count(&conn, "select count(*) from sft_messages where reasoning_tokens is null and reasoning_tokenizer_sha256 is not null"), 0);
+    // the report's token figures name the tokenizer behind them
+    let named: String = conn
+        .query_row("select tokenizer_sha256 from sft_thinking_v1 where source = 'llamafactory'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(named, sha);
+    let unnamed: Option<String> = conn
+        .query_row("select tokenizer_sha256 from sft_thinking_v1 where source = 'mini-swe-agent'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(unnamed, None);
     let options: String = conn.query_row("select options from ingest_log where file_id = ?", [f.file_id], |r| r.get(0)).unwrap();
     assert_eq!(options, format!(r#"{{"tokenizer_sha256":"{sha}"}}"#));
 }
