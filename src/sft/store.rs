@@ -40,13 +40,13 @@ pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&Toke
         )?;
         for (row, t) in read.iter().enumerate() {
             if t.messages.is_empty() {
-                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("trajectory {} has no message", t.instance_id)).into());
+                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("trajectory {} has no message", t.instance_id)).into());
             }
             if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} repeats row {first}", t.instance_id)).into());
+                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("instance {} repeats row {first}", t.instance_id)).into());
             }
             if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
-                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
+                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
             }
         }
         store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())

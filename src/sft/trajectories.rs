@@ -37,10 +37,11 @@
 //!
 //! # Errors
 //!
-//! Every error names the file, then for row formats `line L (row N)` (the 1-based line
-//! where the row starts, in a JSON array too; the row 0-based), then the field path and
-//! what is wrong, e.g. `data.json: line 4 (row 3): messages[5].tool_calls[0].function.arguments: not JSON: EOF while
-//! parsing a string at line 1 column 12`.
+//! Every error is an [`InputError`](crate::ingest::InputError): the file, for row formats
+//! the 1-based line where the row starts (in a JSON array too), the field path prefixed
+//! with the 0-based row, and what is wrong, e.g.
+//! ``data.json:4: field `[3].messages[5].tool_calls[0].function.arguments`: not JSON: EOF
+//! while parsing a string at line 1 column 12``.
 
 use std::collections::HashMap;
 use std::fmt::Display;
@@ -242,19 +243,22 @@ impl<'a> Loc<'a> {
     fn line(self, line: u64) -> Self {
         Loc { line: Some(line as usize), ..self }
     }
-    fn prefix(&self) -> String {
-        match (self.line, self.row) {
-            (Some(l), Some(r)) => format!("{}: line {l} (row {r})", self.file.display()),
-            (None, Some(r)) => format!("{}: row {r}", self.file.display()),
-            _ => self.file.display().to_string(),
-        }
-    }
+    /// An [`InputError`](crate::ingest::InputError) here: the row's line, and the field
+    /// prefixed with the row (`[3].messages[5].content`, as review4repair rows are named).
     fn err(&self, field: &str, msg: impl Display) -> anyhow::Error {
-        if field.is_empty() {
-            anyhow!("{}: {msg}", self.prefix())
-        } else {
-            anyhow!("{}: {field}: {msg}", self.prefix())
+        let field = match (self.row, field.is_empty()) {
+            (Some(r), true) => Some(format!("[{r}]")),
+            (Some(r), false) => Some(format!("[{r}].{field}")),
+            (None, true) => None,
+            (None, false) => Some(field.to_string()),
+        };
+        crate::ingest::InputError {
+            path: self.file.to_path_buf(),
+            line: self.line.map(|l| l as u64),
+            field,
+            message: msg.to_string(),
         }
+        .into()
     }
 }
 
@@ -406,8 +410,8 @@ fn array_values(path: &Path, text: &str) -> Result<Vec<(u64, Value)>> {
     crate::ingest::json::array_rows(path, text)?
         .into_iter()
         .map(|(line, raw)| {
-            let value: Value =
-                serde_json::from_str(raw.get()).map_err(|e| anyhow!("{}:{line}: not JSON: {e}", path.display()))?;
+            let value: Value = serde_json::from_str(raw.get())
+                .map_err(|e| crate::ingest::InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
             Ok::<_, anyhow::Error>((line, value))
         })
         .collect()
@@ -950,10 +954,10 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
             {
                 swe_smith_row
             } else {
-                bail!(
-                    "{}: row 0: not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
-                    path.display()
-                )
+                return Err(at(0).err(
+                    "",
+                    "not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
+                ))
             };
             rows.iter().enumerate().map(|(r, row)| row_fn(at(r), row)).collect()
         }
@@ -1999,7 +2003,7 @@ mod tests {
         );
         let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
         assert!(
-            e.starts_with(&format!("{}: line 3 (row 1): messages[1].content[0].value: not JSON: ", bad.display())),
+            e.starts_with(&format!("{}:3: field `[1].messages[1].content[0].value`: not JSON: ", bad.display())),
             "{e}"
         );
         let bad = temp_file(
@@ -2009,7 +2013,7 @@ mod tests {
         let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!("{}: line 1 (row 0): messages[0].content[0].type: unsupported part type \"image\"", bad.display())
+            format!("{}:1: field `[0].messages[0].content[0].type`: unsupported part type \"image\"", bad.display())
         );
     }
 
@@ -2055,12 +2059,12 @@ mod tests {
         );
         let e = read_openhands_rows(&p).unwrap_err().to_string();
         assert!(
-            e.starts_with(&format!("{}: line 1 (row 1): messages[1].tool_calls[0].function.arguments: not JSON: ", p.display())),
+            e.starts_with(&format!("{}:1: field `[1].messages[1].tool_calls[0].function.arguments`: not JSON: ", p.display())),
             "{e}"
         );
         let p = temp_file("oh_bad2.json", r#"[{"instance_id": "a", "messages": [{"role": "robot", "content": "x"}]}]"#);
         let e = read_openhands_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: line 1 (row 0): messages[0].role: unknown role \"robot\"", p.display()));
+        assert_eq!(e, format!("{}:1: field `[0].messages[0].role`: unknown role \"robot\"", p.display()));
         let p = temp_file(
             "oh_bad3.json",
             r#"[{"instance_id": "a", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]}]"#,
@@ -2069,7 +2073,7 @@ mod tests {
         assert_eq!(
             e,
             format!(
-                "{}: line 1 (row 0): messages[0].tool_calls[0].function.arguments: expected a JSON object, got an array",
+                "{}:1: field `[0].messages[0].tool_calls[0].function.arguments`: expected a JSON object, got an array",
                 p.display()
             )
         );
@@ -2078,21 +2082,35 @@ mod tests {
             r#"[{"instance_id": "a", "target": true, "trajectory": [{"role": "ai", "text": 5}]}]"#,
         );
         let e = read_nebius_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: line 1 (row 0): trajectory[0].text: expected a string, got a number", p.display()));
+        assert_eq!(e, format!("{}:1: field `[0].trajectory[0].text`: expected a string, got a number", p.display()));
         let p = temp_file("smith_bad.json", r#"[{"resolved": true, "messages": []}]"#);
         let e = read_swe_smith_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: line 1 (row 0): instance_id: missing", p.display()));
+        assert_eq!(e, format!("{}:1: field `[0].instance_id`: missing", p.display()));
         let p = temp_file("x.traj.json", r#"{"instance_id": "x", "messages": [{"role": "assistant", "content": 3}]}"#);
         let e = read_mini_swe_agent(&p).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!("{}: messages[0].content: expected a string or a list of parts, got a number", p.display())
+            format!("{}: field `messages[0].content`: expected a string or a list of parts, got a number", p.display())
         );
         let p = temp_file("h.traj", r#"{"history": [{"role": "tool", "content": "x", "tool_call_ids": [1]}]}"#);
         let e = read_swe_agent_traj(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: history[0].tool_call_ids[0]: expected a string, got a number", p.display()));
+        assert_eq!(e, format!("{}: field `history[0].tool_call_ids[0]`: expected a string, got a number", p.display()));
         let e = read_nebius_rows(Path::new("/nonexistent/file.json")).unwrap_err();
         assert!(format!("{e:#}").starts_with("/nonexistent/file.json: cannot read"), "{e:#}");
+    }
+
+    #[test]
+    fn array_row_errors_name_their_line() {
+        // rows one a line after a blank line; the third row (line 4) has a bad role
+        let row = |id: &str, role: &str| {
+            format!(r#"{{"instance_id": "{id}", "tools": [], "messages": [{{"role": "{role}", "content": "x"}}]}}"#)
+        };
+        let text = format!("\n[{},\n{},\n{}]\n", row("a", "user"), row("b", "user"), row("c", "robot"));
+        let e = super::detect_and_read(Path::new("rows.json"), &text).unwrap_err().to_string();
+        assert_eq!(e, "rows.json:4: field `[2].messages[0].role`: unknown role \"robot\"");
+        // and a byte-order mark in front changes nothing
+        let e = super::detect_and_read(Path::new("rows.json"), &format!("\u{feff}{text}")).unwrap_err().to_string();
+        assert!(e.starts_with("rows.json:4: "), "{e}");
     }
 
     // ---------------------------------------------------------------- parsers
