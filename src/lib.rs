@@ -9,7 +9,8 @@
 //! # Bird's-eye view
 //!
 //! ```text
-//! input files ──adapters──▶ review_examples / review_comments   (one transaction per file,
+//! input files ──ingest::Input (one read, SHA-256 while parsed)──▶ adapters
+//!             ──adapters──▶ review_examples / review_comments   (one transaction per file,
 //!                            ingest_log: path, bytes, sha256)   bound in the ingest log)
 //! orgs.json ───────────────▶ org_service_accounts / org_windows
 //! refine ── sph_* functions ─▶ refine_comments / refine_examples (verdicts as columns)
@@ -22,10 +23,15 @@
 //!
 //! # Code map
 //!
+//! - [`ingest`]: the input layer for both corpora — [`ingest::InputKind`] (the one list
+//!   of input kinds: name, loader version, re-load policy), [`ingest::Input`] (the one
+//!   way an input is read: a read-ahead stream hashed as it is parsed, BOM skipped),
+//!   [`ingest::InputError`] (file, line, field), [`ingest::json`] (JSON lines / array /
+//!   document containers, each record located by line), [`ingest::log`] (transactional,
+//!   SHA-256-bound loads recorded in `ingest_log`).
 //! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
 //!   checksums), [`db::views`] (the registry of views and table macros),
-//!   [`db::release`] (the lock of released SQL), [`db::ingest`] (transactional,
-//!   SHA-256-bound loads and the [`db::ingest::InputError`] that names file, line, field).
+//!   [`db::release`] (the lock of released SQL).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
@@ -40,7 +46,7 @@
 //!   ([`sft::views`]), pool roles, split manifest and samples database ([`sft::pools`]).
 //!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
-//! - [`hash`]: SHA-256 helpers.
+//! - [`hash`]: SHA-256 of byte slices.
 //!
 //! # Architecture invariants
 //!
@@ -55,12 +61,16 @@
 //!   the query recorded in their stamp (`tests/stamps.rs` re-runs every stamp on a plain
 //!   DuckDB connection).
 //! - Every load is one transaction: an input error leaves the database unchanged.
+//! - Every input is read once, through [`ingest`]: loaders get the stream, never a path
+//!   to reopen, so the SHA-256 in `ingest_log` is of the bytes parsed; no file other than
+//!   a logged input reaches a stored value (`tests/tidy.rs`).
 //! - Reports never show example content: only counts, ids of views and files. The sealed
 //!   window's content opens only through `examples --unseal`, logged in `sph_log`.
 
 pub mod cli;
 pub mod db;
 pub mod hash;
+pub mod ingest;
 pub mod report;
 pub mod review;
 pub mod rules;

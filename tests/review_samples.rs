@@ -26,15 +26,16 @@
 //! | qt-471300-2-a | dev | qt-cherry-pick-bot comment + four-backtick fence (Gerrit, loose) |
 
 use duckdb::Connection;
-use sphragis::review::load::{ReviewKind, load};
+use sphragis::ingest::InputKind;
+use sphragis::review::load::load;
 use sphragis::review::refine::{RefineOptions, Rule, refine};
 use std::path::Path;
 
 fn samples() -> Connection {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
-    load(&conn, ReviewKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
-    load(&conn, ReviewKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
     let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
     for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
         let opts = RefineOptions {
@@ -188,7 +189,7 @@ fn every_view_answers_without_sphragis_functions() {
     {
         let conn = sphragis::db::open(&path).unwrap();
         let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
-        load(&conn, ReviewKind::Examples, &samples.join("examples.jsonl"), None, &mut |_| {}).unwrap();
+        load(&conn, InputKind::Examples, &samples.join("examples.jsonl"), None, &mut |_| {}).unwrap();
         refine(&conn, &RefineOptions { version: "v1".into(), base: None, rules: Rule::ALL.to_vec(), min_target_chars: 20 })
             .unwrap();
     }
@@ -227,8 +228,8 @@ fn every_view_answers_without_sphragis_functions() {
 fn reconciliation_counts_examples_loaded_after_the_base_and_frozen_bases_stay() {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
-    load(&conn, ReviewKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
-    load(&conn, ReviewKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
     let all = |version: &str, base: Option<&str>| RefineOptions {
         version: version.into(),
         base: base.map(String::from),
@@ -237,7 +238,7 @@ fn reconciliation_counts_examples_loaded_after_the_base_and_frozen_bases_stay() 
     };
     refine(&conn, &all("v1", None)).unwrap();
     // 15 openstack examples arrive after v1: v2 keeps 14 of them (one suggested edit)
-    load(&conn, ReviewKind::Examples, &dir.join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &dir.join("openstack.jsonl"), None, &mut |_| {}).unwrap();
     refine(&conn, &all("v2", Some("v1"))).unwrap();
     let (base_kept, added, kept, reconciles): (i64, i64, i64, bool) = conn
         .query_row(

@@ -15,7 +15,8 @@
 
 use duckdb::Connection;
 use sphragis::review::freeze::{VerifyError, freeze, verify_reproduce};
-use sphragis::review::load::{ReviewKind, load};
+use sphragis::ingest::InputKind;
+use sphragis::review::load::load;
 use sphragis::review::refine::{RefineOptions, Rule, refine};
 use sphragis::review::splits;
 use std::path::{Path, PathBuf};
@@ -41,9 +42,9 @@ fn build(db: &Path, dir: &Path) -> Connection {
         std::fs::copy(samples().join(f), dir.join(f)).unwrap();
     }
     let conn = sphragis::db::open(db).unwrap();
-    load(&conn, ReviewKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
-    load(&conn, ReviewKind::Examples, &dir.join("openstack.jsonl"), None, &mut |_| {}).unwrap();
-    load(&conn, ReviewKind::Labels, &dir.join("labels.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &dir.join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Labels, &dir.join("labels.jsonl"), None, &mut |_| {}).unwrap();
     refine(&conn, &opts("v3")).unwrap();
     splits::compute(&conn, "v3", Some("openstack")).unwrap();
     conn
@@ -175,7 +176,7 @@ fn a_moved_example_is_named() {
 fn refusals_and_a_version_is_a_snapshot_of_its_registration() {
     let dir = scratch("refuse");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    load(&conn, ReviewKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
     refine(&conn, &opts("v3")).unwrap();
     let err = splits::compute(&conn, "v3", Some("openstack")).unwrap_err().to_string();
     assert!(err.contains("org openstack had no registration when version v3 was refined"), "{err}");
@@ -184,12 +185,12 @@ fn refusals_and_a_version_is_a_snapshot_of_its_registration() {
     // windows but no halves
     let no_halves = dir.join("orgs-no-halves.json");
     std::fs::write(&no_halves, r#"{"orgs": {"openstack": {"windows": [{"name": "train", "start": "2022-01-01", "end": "2023-01-01", "training": true}]}}}"#).unwrap();
-    load(&conn, ReviewKind::Orgs, &no_halves, None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Orgs, &no_halves, None, &mut |_| {}).unwrap();
     refine(&conn, &opts("v4")).unwrap();
     let err = splits::compute(&conn, "v4", Some("openstack")).unwrap_err().to_string();
     assert!(err.contains("had no registered halves a and b when version v4 was refined"), "{err}");
     // registered: the split works, and the version keeps its registration
-    load(&conn, ReviewKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
     refine(&conn, &opts("v5")).unwrap();
     splits::compute(&conn, "v5", Some("openstack")).unwrap();
     let before = splits::criteria(&conn, "v5", "openstack").unwrap();
@@ -197,7 +198,7 @@ fn refusals_and_a_version_is_a_snapshot_of_its_registration() {
     assert!(err.contains("has computed splits"), "{err}");
     let changed = dir.join("orgs-changed.json");
     std::fs::write(&changed, std::fs::read_to_string(samples().join("orgs.json")).unwrap().replace("2022-09-01", "2022-05-01")).unwrap();
-    load(&conn, ReviewKind::Orgs, &changed, None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Orgs, &changed, None, &mut |_| {}).unwrap();
     splits::compute(&conn, "v5", Some("openstack")).unwrap();
     assert_eq!(splits::criteria(&conn, "v5", "openstack").unwrap(), before, "a later orgs file moves nothing in v5");
     // a new version takes the new registration: train now ends 2022-05-01

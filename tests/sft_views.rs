@@ -3,7 +3,14 @@
 //! `origin.note`; loaded with `data-samples/sft/tokenizer.json` for the vocabulary
 //! bound) and the two Hugging Face reference views in the shared data.
 
-use sphragis::sft::views::{SpanEnd, ViewOptions, load, tokenizer_info};
+use sphragis::ingest::read::TokenizerFile;
+use sphragis::sft::views::{SpanEnd, ViewOptions, load};
+
+/// Vocabulary size and SHA-256 of a tokenizer.json, as `load views --tokenizer` records them.
+fn tokenizer_info(path: &std::path::Path) -> anyhow::Result<(i32, String)> {
+    let t = TokenizerFile::read(path)?;
+    Ok((t.vocab_size(), t.sha256))
+}
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -261,7 +268,7 @@ fn values_beyond_32_bits_repeated_ids_and_negative_ids() {
 
 #[test]
 fn outcomes_are_bound_to_their_folder_and_unapplied_patches_load() {
-    use sphragis::db::ingest::LoadOutcome;
+    use sphragis::ingest::LoadOutcome;
     use sphragis::sft::store::load_outcome;
     let dir = std::env::temp_dir().join(format!("sphragis-outcomes-{}", std::process::id()));
     let report = r#"{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": true, "resolved": true,

@@ -4,7 +4,9 @@
 --   whitespace only: a placeholder); chars_p50, chars_p90, chars_max (non-blank bodies,
 --   characters, linear interpolation); tokens_p50, tokens_p90, tokens_max (re-tokenized
 --   with the tokenizer given to `load trajectories`; null without one); long_repetition
---   (stored verdict: >= 3,000 characters and zlib compressed/raw < 0.1).
+--   (stored verdict: >= 3,000 characters and zlib compressed/raw < 0.1); tokenizer_sha256
+--   (the SHA-256 of the tokenizer.json behind the token figures; several, comma-separated,
+--   when the source's files were loaded with different tokenizers; null without one).
 select
     t.source,
     count(*) as assistant_messages,
@@ -16,7 +18,8 @@ select
     quantile_cont(m.reasoning_tokens, 0.5) filter (where trim(m.reasoning) <> '') as tokens_p50,
     quantile_cont(m.reasoning_tokens, 0.9) filter (where trim(m.reasoning) <> '') as tokens_p90,
     max(m.reasoning_tokens) as tokens_max,
-    count(*) filter (where m.long_repetition) as long_repetition
+    count(*) filter (where m.long_repetition) as long_repetition,
+    string_agg(distinct m.reasoning_tokenizer_sha256, ',' order by m.reasoning_tokenizer_sha256) as tokenizer_sha256
 from sft_messages as m
 join sft_trajectories as t using (instance_id)
 where m.role = 'assistant'

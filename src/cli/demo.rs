@@ -6,9 +6,10 @@
 //! every report.
 
 use super::{CliError, FormatArg, Ui};
-use crate::db::ingest::LoadOutcome;
+use crate::ingest::LoadOutcome;
 use crate::report::{self, REPORTS};
-use crate::review::load::{ReviewKind, load};
+use crate::ingest::InputKind;
+use crate::review::load::load;
 use crate::review::freeze::{freeze, verify_reproduce};
 use crate::review::refine::{RefineOptions, Rule, refine};
 use crate::review::splits;
@@ -88,10 +89,10 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         }
     };
     for (kind, file) in [
-        (ReviewKind::Orgs, "review/orgs.json"),
-        (ReviewKind::Examples, "review/examples.jsonl"),
-        (ReviewKind::Examples, "review/openstack.jsonl"),
-        (ReviewKind::Labels, "review/labels.jsonl"),
+        (InputKind::Orgs, "review/orgs.json"),
+        (InputKind::Examples, "review/examples.jsonl"),
+        (InputKind::Examples, "review/openstack.jsonl"),
+        (InputKind::Labels, "review/labels.jsonl"),
     ] {
         let path: PathBuf = samples.join(file);
         let bar = ui.spinner(format!("loading {}", path.display()));

@@ -1,16 +1,16 @@
 //! `sphragis load <KIND> FILE...`: load input files, one transaction each.
 
 use super::{CliError, Ui};
-use crate::db::ingest::LoadOutcome;
-use crate::review::load::{ReviewKind, load};
-use clap::ValueEnum;
+use crate::ingest::read::TokenizerFile;
+use crate::ingest::{Corpus, InputKind, LoadOutcome};
+use crate::review::load::load;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What the files hold.
     #[arg(value_enum)]
-    pub kind: KindArg,
+    pub kind: InputKind,
     /// Files to load, in order; each is its own transaction.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
@@ -25,91 +25,36 @@ pub struct Args {
     #[arg(long, value_parser = ["inclusive", "exclusive"])]
     pub span_end: Option<String>,
     /// views: the tokenizer.json the views were made with (vocabulary bound for the
-    /// contract); trajectories: re-tokenize thinking bodies with it.
+    /// contract); trajectories: re-tokenize thinking bodies with it. Its SHA-256 is
+    /// recorded beside what it computed.
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
 }
 
-/// Input kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KindArg {
-    /// sphragis review examples, JSONL (docs/formats.md).
-    Examples,
-    /// Review4Repair test_100.json (JSON array) or its rows as JSONL.
-    Review4repair,
-    /// Tufano et al. 2021 CSV (comment, before, before_marked, after).
-    Tufano2021,
-    /// Gerrit `gerrit query --format=JSON` output (change messages, patch sets).
-    GerritQuery,
-    /// Per-org configuration: service accounts, windows, halves (docs/formats.md).
-    Orgs,
-    /// Label-audit items, JSONL (docs/formats.md).
-    Labels,
-    /// SFT views: token ids + loss mask (or HF labels / TRL assistant_masks), JSONL.
-    Views,
-    /// Agent trajectories: mini-swe-agent .traj.json, SWE-agent .traj, OpenHands / nebius /
-    /// SWE-smith rows (JSON arrays), LLaMA-Factory JSONL (format detected from content).
-    Trajectories,
-    /// SWE-bench report.json evaluator outcomes (one instance per file).
-    Outcomes,
-    /// SFT pool roles: repair / recovery / report, label subsets (JSON; docs/formats.md).
-    Pools,
-    /// SFT split manifest and protected families (JSON; docs/formats.md).
-    Manifest,
-    /// Evaluator samples database (SQLite, opened read-only; docs/formats.md).
-    Samples,
-}
-
-impl From<KindArg> for ReviewKind {
-    fn from(k: KindArg) -> Self {
-        match k {
-            KindArg::Examples => Self::Examples,
-            KindArg::Review4repair => Self::Review4Repair,
-            KindArg::Tufano2021 => Self::Tufano2021,
-            KindArg::GerritQuery => Self::GerritQuery,
-            KindArg::Orgs => Self::Orgs,
-            KindArg::Labels => Self::Labels,
-            KindArg::Views
-            | KindArg::Trajectories
-            | KindArg::Outcomes
-            | KindArg::Pools
-            | KindArg::Manifest
-            | KindArg::Samples => {
-                unreachable!("SFT kinds load through sft::")
-            }
-        }
-    }
-}
-
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
-    if args.kind == KindArg::Views {
+    if args.kind == InputKind::Views {
         return views(db, args, ui);
     }
-    if matches!(
-        args.kind,
-        KindArg::Trajectories | KindArg::Outcomes | KindArg::Pools | KindArg::Manifest | KindArg::Samples
-    ) {
+    if args.kind.corpus() == Corpus::Sft {
         let tokenizer = match (&args.tokenizer, args.kind) {
-            (Some(path), KindArg::Trajectories) => Some(
-                tokenizers::Tokenizer::from_file(path)
-                    .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", path.display()))?,
-            ),
+            (Some(path), InputKind::Trajectories) => Some(TokenizerFile::read(path)?),
             _ => None,
         };
         let conn = crate::db::open(db)?;
         let bar = ui.spinner("loading".into());
         for (n, file) in args.files.iter().enumerate() {
-            let (outcome, kind) = match args.kind {
-                KindArg::Trajectories => (crate::sft::store::load_trajectories(&conn, file, tokenizer.as_ref()), "trajectories"),
-                KindArg::Outcomes => (crate::sft::store::load_outcome(&conn, file), "outcomes"),
-                KindArg::Manifest => (crate::sft::pools::load_manifest(&conn, file), "manifest"),
-                KindArg::Samples => (crate::sft::pools::load_samples(&conn, file), "samples"),
-                _ => (crate::sft::pools::load(&conn, file), "pools"),
+            let outcome = match args.kind {
+                InputKind::Trajectories => crate::sft::store::load_trajectories(&conn, file, tokenizer.as_ref()),
+                InputKind::Outcomes => crate::sft::store::load_outcome(&conn, file),
+                InputKind::Manifest => crate::sft::pools::load_manifest(&conn, file),
+                InputKind::Samples => crate::sft::pools::load_samples(&conn, file),
+                InputKind::Pools => crate::sft::pools::load(&conn, file),
+                other => unreachable!("{other} is not an SFT kind loaded here"),
             };
             bar.set_position(n as u64 + 1);
             match outcome {
                 Ok(o) => {
-                    bar.suspend(|| report_outcome(kind, o));
+                    bar.suspend(|| report_outcome(args.kind, o));
                 }
                 Err(e) => {
                     bar.finish_and_clear();
@@ -121,19 +66,24 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         return Ok(());
     }
     let conn = crate::db::open(db)?;
-    let kind = ReviewKind::from(args.kind);
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()));
-        let outcome = load(&conn, kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
+        let outcome = load(&conn, args.kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
         bar.finish_and_clear();
-        report_outcome(kind.name(), outcome?);
+        report_outcome(args.kind, outcome?);
     }
     Ok(())
 }
 
 fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
-    use crate::sft::views::{SpanEnd, ViewOptions, load as load_views, tokenizer_info};
-    let tokenizer = args.tokenizer.as_deref().map(tokenizer_info).transpose()?;
+    use crate::sft::views::{SpanEnd, ViewOptions, load as load_views};
+    let tokenizer = match args.tokenizer.as_deref() {
+        Some(path) => {
+            let t = TokenizerFile::read(path)?;
+            Some((t.vocab_size(), t.sha256))
+        }
+        None => None,
+    };
     let options = ViewOptions {
         pool: args.pool.clone(),
         span_end: args.span_end.as_deref().map(|s| if s == "inclusive" { SpanEnd::Inclusive } else { SpanEnd::Exclusive }),
@@ -144,12 +94,12 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         let bar = ui.spinner(format!("loading {}", file.display()));
         let outcome = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
         bar.finish_and_clear();
-        report_outcome("views", outcome?);
+        report_outcome(InputKind::Views, outcome?);
     }
     Ok(())
 }
 
-fn report_outcome(kind: &str, outcome: LoadOutcome) {
+fn report_outcome(kind: InputKind, outcome: LoadOutcome) {
     match outcome {
         LoadOutcome::Loaded(f) => println!(
             "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {}){}",

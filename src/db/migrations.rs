@@ -55,6 +55,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0005_pools.sql"),
     },
     Migration {
+        version: 6,
+        description: "input_hashes",
+        file: "0006_input_hashes.sql",
+        sql: include_str!("../../migrations/0006_input_hashes.sql"),
+    },
+    Migration {
         version: 8,
         description: "sql_registry",
         file: "0008_sql_registry.sql",

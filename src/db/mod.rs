@@ -7,7 +7,6 @@
 //! it never creates or changes the file, and refuses one whose schema or views are not
 //! those of this binary.
 
-pub mod ingest;
 pub mod migrations;
 pub mod release;
 pub mod views;

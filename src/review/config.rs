@@ -5,7 +5,7 @@
 //! the ingest log with its SHA-256. Loading it replaces the configuration of every org
 //! it names; orgs it does not name keep theirs.
 
-use crate::db::ingest::InputError;
+use crate::ingest::InputError;
 use crate::review::model::parse_timestamp;
 use anyhow::Result;
 use duckdb::{Connection, params};
@@ -13,9 +13,6 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "orgs/1";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -110,11 +107,11 @@ pub struct Window {
 pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
     let mut bytes = Vec::new();
     reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
-    let text = super::adapters::utf8_document(path, &bytes)?;
+    let text = crate::ingest::json::utf8_document(path, &bytes)?;
     if text.trim().is_empty() {
         return Err(InputError::at(path, None, None, "file is empty").into());
     }
-    let raw: RawFile = super::adapters::parse_json(path, 1, text)?;
+    let raw: RawFile = crate::ingest::json::parse_json(path, 1, text)?;
     let mut out = Vec::new();
     for (org, raw_org) in raw.orgs {
         let err = |field: String, msg: String| InputError::at(path, None, Some(&field), msg);

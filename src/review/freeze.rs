@@ -11,10 +11,10 @@
 //! scratch in-memory database (nothing refetched), recomputes its splits, and compares
 //! manifests and criteria with what freeze recorded.
 
-use super::load::{ReviewKind, load};
+use super::load::load;
 use super::refine::{RefineOptions, Rule, refine};
 use super::splits;
-use crate::hash::HashingReader;
+use crate::ingest::{Corpus, InputKind};
 use anyhow::{Context, Result, bail};
 use duckdb::{Connection, params};
 use serde_json::Value;
@@ -157,14 +157,13 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
         })?
         .collect::<duckdb::Result<Vec<_>>>()?
         .into_iter()
-        .filter(|(_, kind, ..)| ReviewKind::from_name(kind).is_some())
+        .filter(|(_, kind, ..)| InputKind::from_name(kind).is_some_and(|k| k.corpus() == Corpus::Review))
         .collect();
     let (mut missing, mut changed) = (Vec::new(), Vec::new());
     for (file_id, kind, path, sha, _) in &inputs {
-        match std::fs::File::open(path) {
+        match crate::ingest::read::hash_file(Path::new(path)) {
             Err(e) => missing.push(format!("{path} (file_id {file_id}, {kind}): {e}")),
-            Ok(file) => {
-                let (_, now) = HashingReader::new(file).finish().with_context(|| format!("{path}: cannot read"))?;
+            Ok((_, now)) => {
                 if &now != sha {
                     changed.push(format!("{path} (file_id {file_id}, {kind}): sha256 was {sha}, is now {now}"));
                 }
@@ -179,7 +178,7 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
     }
     let scratch = crate::db::open(Path::new(":memory:"))?;
     for (_, kind, path, _, options) in &inputs {
-        let kind = ReviewKind::from_name(kind).with_context(|| format!("{path}: unknown loader kind {kind}"))?;
+        let kind = InputKind::from_name(kind).with_context(|| format!("{path}: unknown loader kind {kind}"))?;
         let org = options
             .as_deref()
             .and_then(|o| serde_json::from_str::<Value>(o).ok())

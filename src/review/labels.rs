@@ -5,15 +5,12 @@
 //! turns them into valid shares with Wilson intervals.
 
 use super::adapters::{TextOrNumber, for_each_line, parse_json};
-use crate::db::ingest::InputError;
+use crate::ingest::InputError;
 use anyhow::{Context, Result};
 use duckdb::{Connection, params};
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::Path;
-
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "labels/1";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

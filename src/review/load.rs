@@ -3,94 +3,41 @@
 use super::adapters::{gerrit_query, jsonl, review4repair, tufano};
 use super::config;
 use super::store::ExampleWriter;
-use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
-use std::collections::HashMap;
-use crate::hash::ReadAhead;
+use crate::ingest::{self, Corpus, InputError, InputKind, LoadOutcome};
 use anyhow::Result;
 use duckdb::Connection;
-use std::io::BufReader;
+use std::collections::HashMap;
 use std::path::Path;
-
-/// The review input kinds `sphragis load` accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewKind {
-    /// sphragis's own JSONL examples (docs/formats.md).
-    Examples,
-    /// Review4Repair JSON array or JSONL.
-    Review4Repair,
-    /// Tufano et al. 2021 CSV.
-    Tufano2021,
-    /// Gerrit `query --format=JSON` output.
-    GerritQuery,
-    /// Per-org configuration JSON.
-    Orgs,
-    /// Label-audit items JSONL.
-    Labels,
-}
-
-impl ReviewKind {
-    /// The name used on the command line and in the ingest log.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Examples => "examples",
-            Self::Review4Repair => "review4repair",
-            Self::Tufano2021 => "tufano2021",
-            Self::GerritQuery => "gerrit-query",
-            Self::Orgs => "orgs",
-            Self::Labels => "labels",
-        }
-    }
-
-    /// The kind named `name` (as recorded in the ingest log), if any.
-    pub fn from_name(name: &str) -> Option<Self> {
-        [Self::Examples, Self::Review4Repair, Self::Tufano2021, Self::GerritQuery, Self::Orgs, Self::Labels]
-            .into_iter()
-            .find(|k| k.name() == name)
-    }
-
-    fn loader_version(self) -> &'static str {
-        match self {
-            Self::Examples => jsonl::LOADER_VERSION,
-            Self::Review4Repair => review4repair::LOADER_VERSION,
-            Self::Tufano2021 => tufano::LOADER_VERSION,
-            Self::GerritQuery => gerrit_query::LOADER_VERSION,
-            Self::Orgs => config::LOADER_VERSION,
-            Self::Labels => super::labels::LOADER_VERSION,
-        }
-    }
-}
 
 /// Loads `path` as `kind`. `org` overrides the org for `tufano2021` and `gerrit-query`.
 /// `progress` is called with the number of examples written so far, every 1,000
 /// examples and once at the end.
 ///
-/// Errors: the file is missing or unreadable, or the adapter rejects it (an
-/// [`InputError`](crate::db::ingest::InputError) naming file, line and field); the
-/// database is then unchanged.
+/// Errors: `kind` is not a review kind, the file is missing or unreadable, or the
+/// adapter rejects it (an [`InputError`] naming file, line and field); the database is
+/// then unchanged.
 pub fn load(
     conn: &Connection,
-    kind: ReviewKind,
+    kind: InputKind,
     path: &Path,
     org: Option<&str>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<LoadOutcome> {
+    if kind.corpus() != Corpus::Review {
+        anyhow::bail!("{kind} is not a review input kind");
+    }
     if org.is_some_and(|o| o.trim().is_empty()) {
         anyhow::bail!("--org must not be empty");
     }
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
     let mut seen: HashMap<String, i64> = HashMap::new();
-    let outcome = ingest::load_file(conn, path, kind.name(), kind.loader_version(), options.as_deref(), |conn, file_id, file| {
-        let mut reader = BufReader::with_capacity(1 << 16, ReadAhead::spawn(file));
-        if kind == ReviewKind::Orgs {
-            let configs = config::parse(path, &mut reader)?;
-            let rows = config::store(conn, file_id, &configs)?;
-            let (bytes, sha256) = reader.into_inner().finish()?;
-            return Ok(LoaderResult { rows, bytes, sha256 });
+    let outcome = ingest::load_file(conn, path, kind, options.as_deref(), |conn, file_id, reader| {
+        if kind == InputKind::Orgs {
+            let configs = config::parse(path, &mut *reader)?;
+            return config::store(conn, file_id, &configs);
         }
-        if kind == ReviewKind::Labels {
-            let rows = super::labels::read(conn, file_id, path, &mut reader)?;
-            let (bytes, sha256) = reader.into_inner().finish()?;
-            return Ok(LoaderResult { rows, bytes, sha256 });
+        if kind == InputKind::Labels {
+            return super::labels::read(conn, file_id, path, &mut *reader);
         }
         let mut writer = ExampleWriter::new(conn, file_id)?;
         let mut failed_at: Option<String> = None;
@@ -118,11 +65,11 @@ pub fn load(
                 Ok(())
             };
             match kind {
-                ReviewKind::Examples => jsonl::read(path, &mut reader, &mut sink),
-                ReviewKind::Review4Repair => review4repair::read(path, org, &mut reader, &mut sink),
-                ReviewKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut reader, &mut sink),
-                ReviewKind::GerritQuery => gerrit_query::read(path, org, &mut reader, &mut sink),
-                ReviewKind::Orgs | ReviewKind::Labels => unreachable!("handled above"),
+                InputKind::Examples => jsonl::read(path, &mut *reader, &mut sink),
+                InputKind::Review4Repair => review4repair::read(path, org, &mut *reader, &mut sink),
+                InputKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut *reader, &mut sink),
+                InputKind::GerritQuery => gerrit_query::read(path, org, &mut *reader, &mut sink),
+                _ => unreachable!("review kinds only, orgs and labels handled above"),
             }
         };
         progress(written);
@@ -130,9 +77,7 @@ pub fn load(
             Some(id) => e.context(format!("{}: writing example {id}", path.display())),
             None => e,
         })?;
-        let rows = writer.finish().map_err(|e| e.context(IdCollision))?;
-        let (bytes, sha256) = reader.into_inner().finish()?;
-        Ok(LoaderResult { rows, bytes, sha256 })
+        writer.finish().map_err(|e| e.context(IdCollision))
     });
     match outcome {
         Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen).unwrap_or(e)),

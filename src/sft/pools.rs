@@ -10,16 +10,13 @@
 //! `report` (report-only, never a training view). `label_subset`: a behaviour-labelled
 //! subset of another pool. Loading a file replaces the roles of the pools it names.
 
-use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
-use crate::hash::HashingReader;
+use crate::ingest::json::parse_json;
+use crate::ingest::{self, InputError, InputKind, LoadOutcome};
 use anyhow::Result;
 use duckdb::{Connection, params};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "pools/1";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,11 +48,9 @@ struct RawManifest {
 /// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, an
 /// instance in two splits, an empty name.
 pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
-    ingest::load_file(conn, path, "manifest", "manifest/1", None, |conn, file_id, file| {
-        let (bytes, sha256) = HashingReader::new(file).finish()?;
-        let raw = std::fs::read(path)?;
-        let text = crate::review::adapters::utf8_document(path, &raw)?;
-        let parsed: RawManifest = crate::review::adapters::parse_json(path, 1, text)?;
+    ingest::load_file(conn, path, InputKind::Manifest, None, |conn, file_id, input| {
+        let text = input.read_text()?;
+        let parsed: RawManifest = parse_json(path, 1, &text)?;
         conn.execute("delete from sft_split_manifest", [])?;
         conn.execute("delete from sft_protected_families", [])?;
         let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
@@ -80,7 +75,7 @@ pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             conn.execute("insert into sft_protected_families values (?, ?)", params![family, file_id])?;
             rows += 1;
         }
-        Ok(LoaderResult { rows, bytes, sha256 })
+        Ok(rows)
     })
 }
 
@@ -89,11 +84,9 @@ pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
 /// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, a role
 /// other than repair / recovery / report, an empty pool name, no pool.
 pub fn load(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
-    ingest::load_file(conn, path, "pools", LOADER_VERSION, None, |conn, file_id, file| {
-        let (bytes, sha256) = HashingReader::new(file).finish()?;
-        let raw = std::fs::read(path)?;
-        let text = crate::review::adapters::utf8_document(path, &raw)?;
-        let parsed: RawFile = crate::review::adapters::parse_json(path, 1, text)?;
+    ingest::load_file(conn, path, InputKind::Pools, None, |conn, file_id, input| {
+        let text = input.read_text()?;
+        let parsed: RawFile = parse_json(path, 1, &text)?;
         if parsed.pools.is_empty() {
             return Err(InputError::at(path, None, Some("pools"), "names no pool").into());
         }
@@ -116,27 +109,26 @@ pub fn load(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
                 params![name, pool.role, pool.label_subset, file_id],
             )?;
         }
-        Ok(LoaderResult { rows: parsed.pools.len() as i64, bytes, sha256 })
+        Ok(parsed.pools.len() as i64)
     })
 }
 
-/// Loads a samples database (kind `samples`): SQLite, opened read-only by URI
-/// (`file:<path>?mode=ro`), table `samples(instance_id TEXT, success INTEGER,
-/// finish_reason TEXT, fail_to_pass INTEGER, pass_to_pass INTEGER)`.
+/// Loads a samples database (kind `samples`): an SQLite file, table `samples(instance_id
+/// TEXT, success INTEGER, finish_reason TEXT, fail_to_pass INTEGER, pass_to_pass
+/// INTEGER)`.
 ///
-/// Errors: not an SQLite file, no `samples` table or a missing column (named), an
-/// instance already loaded; the database is then unchanged.
+/// The file is read once through the input layer (so its SHA-256 is of the bytes
+/// queried) and those bytes are opened as an in-memory, read-only SQLite database
+/// (SQLite's `sqlite3_deserialize`). A database in WAL mode is read from its main file
+/// only; one whose `-wal` file beside it is not empty is refused (its last changes are
+/// not in the bytes hashed).
+///
+/// Errors: not an SQLite file, uncheckpointed WAL changes, no `samples` table or a
+/// missing column (named), an instance already loaded; the database is then unchanged.
 pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
-    use anyhow::Context;
-    ingest::load_file(conn, path, "samples", "samples/1", None, |conn, file_id, file| {
-        let (bytes, sha256) = HashingReader::new(file).finish()?;
-        let absolute = std::fs::canonicalize(path)?;
-        let uri = format!("file:{}?mode=ro", absolute.display());
-        let sqlite = rusqlite::Connection::open_with_flags(
-            &uri,
-            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI,
-        )
-        .with_context(|| format!("{}: cannot open as SQLite", path.display()))?;
+    ingest::load_file(conn, path, InputKind::Samples, None, |conn, file_id, input| {
+        let mut bytes = input.read_all()?;
+        let sqlite = open_sqlite_bytes(path, &mut bytes)?;
         let mut stmt = sqlite
             .prepare("select instance_id, success, finish_reason, fail_to_pass, pass_to_pass from samples")
             .map_err(|e| InputError::at(path, None, Some("samples"), format!("not a samples database: {e}")))?;
@@ -179,6 +171,42 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             )?;
             n += 1;
         }
-        Ok(LoaderResult { rows: n, bytes, sha256 })
+        Ok(n)
     })
+}
+
+/// SQLite's file header: the first 16 bytes of every database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Opens the bytes of an SQLite file as an in-memory, read-only database.
+fn open_sqlite_bytes(path: &Path, bytes: &mut [u8]) -> Result<rusqlite::Connection> {
+    if bytes.len() < 100 || &bytes[..16] != SQLITE_MAGIC {
+        return Err(InputError::at(path, None, None, "not an SQLite database file (no \"SQLite format 3\" header)").into());
+    }
+    // Bytes 18 and 19 are the write and read format versions: 2 = WAL. The in-memory
+    // copy is read in rollback mode (1); the hashed bytes are untouched.
+    if bytes[18] == 2 || bytes[19] == 2 {
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+            return Err(InputError::at(
+                path,
+                None,
+                None,
+                format!(
+                    "{} holds changes not yet in the database file; checkpoint it first \
+                     (sqlite3 FILE 'pragma wal_checkpoint(truncate)')",
+                    std::path::Path::new(&wal).display()
+                ),
+            )
+            .into());
+        }
+        bytes[18] = 1;
+        bytes[19] = 1;
+    }
+    let mut sqlite = rusqlite::Connection::open_in_memory()?;
+    sqlite
+        .deserialize_read_exact(rusqlite::MAIN_DB, &*bytes, bytes.len(), true)
+        .map_err(|e| InputError::at(path, None, None, format!("cannot open as SQLite: {e}")))?;
+    Ok(sqlite)
 }

@@ -5,13 +5,15 @@
 //! of `sft_trajectories`, `sft_messages`, `sft_tool_calls` and `sft_commands`; the
 //! git-history verdict of each shell command ([`trajectories::is_git_history_command`])
 //! is stored as a column. A SWE-bench `report.json` becomes a row of `sft_outcomes`.
-//! The outcome a reader finds beside a trajectory is not used: outcomes are inputs of
-//! their own, so they are bound by path and SHA-256 like every input.
+//! Outcomes enter only through `load outcomes`: no reader looks beside a trajectory for
+//! a report, so every stored outcome is an input bound by path and SHA-256. Thinking
+//! lengths re-tokenized at load record the tokenizer's SHA-256 beside them
+//! (`sft_messages.reasoning_tokenizer_sha256`).
 
 use super::trajectories::{self, Trajectory};
 use super::views::family_of;
-use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
-use crate::hash::HashingReader;
+use crate::ingest::read::TokenizerFile;
+use crate::ingest::{self, InputError, InputKind, LoadOutcome};
 use anyhow::{Context, Result};
 use duckdb::{Connection, params};
 use serde_json::Value;
@@ -21,43 +23,37 @@ use std::path::Path;
 pub const EDIT_TOOLS: &[&str] =
     &["edit", "create", "insert", "append", "str_replace_editor", "str_replace_based_edit_tool", "write_file"];
 
-/// Loader versions recorded in the ingest log.
-pub const TRAJECTORIES_LOADER_VERSION: &str = "trajectories/1";
-pub const OUTCOMES_LOADER_VERSION: &str = "outcomes/1";
-
-/// Loads one trajectory file (any supported format; one or many trajectories).
+/// Loads one trajectory file (any supported format; one or many trajectories), read
+/// once. With a `tokenizer`, thinking bodies are re-tokenized and its SHA-256 is stored
+/// beside each length and in the ingest log's options.
 ///
 /// Errors: the reader rejects the file (naming row, message and field), or an instance
 /// id is already loaded; the database is then unchanged.
-pub fn load_trajectories(
-    conn: &Connection,
-    path: &Path,
-    tokenizer: Option<&tokenizers::Tokenizer>,
-) -> Result<LoadOutcome> {
-    ingest::load_file(conn, path, "trajectories", TRAJECTORIES_LOADER_VERSION, None, |conn, file_id, file| {
-        let (bytes, sha256) = HashingReader::new(file).finish()?;
-        let read = trajectories::detect_and_read(path)?;
+pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&TokenizerFile>) -> Result<LoadOutcome> {
+    let options = tokenizer.map(|t| serde_json::json!({ "tokenizer_sha256": t.sha256 }).to_string());
+    ingest::load_file(conn, path, InputKind::Trajectories, options.as_deref(), |conn, file_id, input| {
+        let text = input.read_text()?;
+        let read = trajectories::detect_and_read(path, &text)?;
         let mut seen = std::collections::HashMap::new();
         let mut stmt = conn.prepare(
             "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",
         )?;
         for (row, t) in read.iter().enumerate() {
             if t.messages.is_empty() {
-                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("trajectory {} has no message", t.instance_id)).into());
+                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("trajectory {} has no message", t.instance_id)).into());
             }
             if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} repeats row {first}", t.instance_id)).into());
+                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("instance {} repeats row {first}", t.instance_id)).into());
             }
             if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
-                return Err(InputError::at(path, None, Some(&format!("row {row}")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
+                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
             }
         }
-        let rows = store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())?;
-        Ok(LoaderResult { rows, bytes, sha256 })
+        store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())
     })
 }
 
-fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option<&tokenizers::Tokenizer>) -> Result<i64> {
+fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option<&TokenizerFile>) -> Result<i64> {
     use crate::rules::compress::{DEFAULT_MAX_RATIO, DEFAULT_MIN_CHARS, is_long_repetition, zlib_ratio};
     let mut trajectories = conn.appender("sft_trajectories")?;
     let mut messages = conn.appender("sft_messages")?;
@@ -107,7 +103,8 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 m.reasoning.as_ref().map(|r| r.chars().count() as i64),
                 match (tokenizer, &m.reasoning) {
                     (Some(t), Some(r)) => Some(
-                        t.encode(r.as_str(), false).map_err(|e| anyhow::anyhow!("tokenizing thinking text: {e}"))?.len() as i64,
+                        t.tokenizer
+                            .encode(r.as_str(), false).map_err(|e| anyhow::anyhow!("tokenizing thinking text: {e}"))?.len() as i64,
                     ),
                     _ => None,
                 },
@@ -121,7 +118,11 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 m.returncode,
                 m.mask,
                 m.loss_weight,
-                m.train
+                m.train,
+                match (tokenizer, &m.reasoning) {
+                    (Some(t), Some(_)) => Some(t.sha256.as_str()),
+                    _ => None,
+                }
             ])?;
             for (k, c) in m.tool_calls.iter().enumerate() {
                 calls.append_row(params![t.instance_id, m.index as i32, k as i32, c.id, c.name, c.arguments.to_string(), c.from_text])?;
@@ -148,15 +149,15 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
     Ok(read.len() as i64)
 }
 
-/// Loads one SWE-bench `report.json`. The instance is the report's single top-level key
-/// when it is nested (`{"<id>": {...}}`), else the name of the folder holding the file
-/// (`logs/<id>/report.json`).
+/// Loads one SWE-bench `report.json`, read once. The instance is the report's single
+/// top-level key when it is nested (`{"<id>": {...}}`), else the name of the folder
+/// holding the file (`logs/<id>/report.json`). This is the only way an outcome enters
+/// the database.
 ///
 /// Errors: not a report (naming the field), an outcome already loaded for the instance.
 pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
-    ingest::load_file(conn, path, "outcomes", OUTCOMES_LOADER_VERSION, None, |conn, file_id, file| {
-        let (bytes, sha256) = HashingReader::new(file).finish()?;
-        let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    ingest::load_file(conn, path, InputKind::Outcomes, None, |conn, file_id, input| {
+        let text = input.read_text()?;
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
         let instance_id = match value.as_object() {
@@ -168,7 +169,7 @@ pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             Some(o) if o.len() == 1 => o.keys().next().cloned().unwrap_or_default(),
             _ => return Err(InputError::at(path, Some(1), Some("resolved"), "not a SWE-bench report.json").into()),
         };
-        let outcome = trajectories::read_swebench_report(path)?;
+        let outcome = trajectories::swebench_report_from_value(path, &value)?;
         conn.execute(
             "insert into sft_outcomes values (?, ?, ?, ?, ?, ?, ?)",
             params![
@@ -182,6 +183,6 @@ pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             ],
         )
         .with_context(|| format!("{}: an outcome for {instance_id} is already loaded", path.display()))?;
-        Ok(LoaderResult { rows: 1, bytes, sha256 })
+        Ok(1)
     })
 }

@@ -15,7 +15,10 @@
 //! | [`read_swe_smith_rows`] | `swe-smith` | JSON array (SWE-bench/SWE-smith-trajectories rows) | `<function=NAME><parameter=P>V</parameter></function>` in text |
 //! | [`read_llamafactory_jsonl`] | `llamafactory` | JSONL, LLaMA-Factory "v1" typed content parts | `tool_call` parts |
 //!
-//! [`detect_and_read`] picks the reader from the file's content.
+//! [`detect_and_read`] picks the reader from the file's content. Every reader takes the
+//! text the input layer read once ([`crate::ingest::Input`]); the path is only a label
+//! for errors (and the source of an id when the format names none). No reader opens
+//! another file: an evaluator outcome enters only through `load outcomes`.
 //!
 //! # Normalization
 //!
@@ -34,17 +37,18 @@
 //!
 //! # Errors
 //!
-//! Every error names the file, then for row formats `row N` (0-based; JSONL adds the
-//! 1-based `line L`), then the field path and what is wrong, e.g.
-//! `data.json: row 3: messages[5].tool_calls[0].function.arguments: not JSON: EOF while
-//! parsing a string at line 1 column 12`.
+//! Every error is an [`InputError`](crate::ingest::InputError): the file, for row formats
+//! the 1-based line where the row starts (in a JSON array too), the field path prefixed
+//! with the 0-based row, and what is wrong, e.g.
+//! ``data.json:4: field `[3].messages[5].tool_calls[0].function.arguments`: not JSON: EOF
+//! while parsing a string at line 1 column 12``.
 
 use std::collections::HashMap;
 use std::fmt::Display;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::LazyLock;
 
-use anyhow::{Context as _, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use regex::Regex;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -189,15 +193,13 @@ pub struct Trajectory {
     pub instance_id: String,
     /// One of the `SOURCE_*` constants.
     pub source: &'static str,
-    /// Evaluator verdict: mini-swe-agent `report.json` `resolved`; openhands and
-    /// swe-smith `resolved`; nebius `target`. `None` when the source has none
-    /// (SWE-agent files, LLaMA-Factory, mini-swe-agent without a report).
+    /// The file's own evaluator verdict: openhands and swe-smith `resolved`; nebius
+    /// `target`. `None` when the file has none (mini-swe-agent, SWE-agent,
+    /// LLaMA-Factory: their outcomes are SWE-bench reports, loaded as `outcomes`).
     pub resolved: Option<bool>,
     /// OpenAI tool schemas (the source's `tools`: openhands list, LLaMA-Factory JSON
     /// string parsed); `None` when absent.
     pub tools: Option<Value>,
-    /// The SWE-bench report of a mini-swe-agent trajectory, when one was found.
-    pub outcome: Option<Outcome>,
     pub messages: Vec<Message>,
 }
 
@@ -238,19 +240,25 @@ impl<'a> Loc<'a> {
     fn row(self, row: usize) -> Self {
         Loc { row: Some(row), ..self }
     }
-    fn prefix(&self) -> String {
-        match (self.line, self.row) {
-            (Some(l), Some(r)) => format!("{}: line {l} (row {r})", self.file.display()),
-            (None, Some(r)) => format!("{}: row {r}", self.file.display()),
-            _ => self.file.display().to_string(),
-        }
+    fn line(self, line: u64) -> Self {
+        Loc { line: Some(line as usize), ..self }
     }
+    /// An [`InputError`](crate::ingest::InputError) here: the row's line, and the field
+    /// prefixed with the row (`[3].messages[5].content`, as review4repair rows are named).
     fn err(&self, field: &str, msg: impl Display) -> anyhow::Error {
-        if field.is_empty() {
-            anyhow!("{}: {msg}", self.prefix())
-        } else {
-            anyhow!("{}: {field}: {msg}", self.prefix())
+        let field = match (self.row, field.is_empty()) {
+            (Some(r), true) => Some(format!("[{r}]")),
+            (Some(r), false) => Some(format!("[{r}].{field}")),
+            (None, true) => None,
+            (None, false) => Some(field.to_string()),
+        };
+        crate::ingest::InputError {
+            path: self.file.to_path_buf(),
+            line: self.line.map(|l| l as u64),
+            field,
+            message: msg.to_string(),
         }
+        .into()
     }
 }
 
@@ -391,12 +399,22 @@ fn link_tool_names(messages: &mut [Message]) {
     }
 }
 
-fn read_text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))
+fn parse_json_file(path: &Path, text: &str) -> Result<Value> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    serde_json::from_str(text).map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))
 }
 
-fn parse_json_file(path: &Path, text: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))
+/// The rows of a JSON array text, each with the line it starts on, parsed.
+fn array_values(path: &Path, text: &str) -> Result<Vec<(u64, Value)>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    crate::ingest::json::array_rows(path, text)?
+        .into_iter()
+        .map(|(line, raw)| {
+            let value: Value = serde_json::from_str(raw.get())
+                .map_err(|e| crate::ingest::InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
+            Ok::<_, anyhow::Error>((line, value))
+        })
+        .collect()
 }
 
 fn rows_of<'v>(loc: &Loc, v: &'v Value) -> Result<&'v Vec<Value>> {
@@ -506,35 +524,14 @@ pub fn observation_returncode(text: &str) -> Option<i32> {
 /// * assistant messages: one `bash` [`ToolCall`] per ```` ```bash ```` block
 ///   ([`bash_blocks`]), `reasoning` = `extra.response.choices[0].message.reasoning`;
 /// * user messages: `returncode` from a leading `<returncode>N</returncode>`;
-/// * `resolved` / `outcome`: from the sibling SWE-bench report
-///   `<root>/logs/<id>/report.json` when the file sits at `<root>/trajs/<id>/…`
-///   ([`swebench_report_path`]); both `None` when there is no report.
+/// * `resolved` is `None`: the trajectory carries no evaluation. Its SWE-bench
+///   `report.json` (`<root>/logs/<id>/report.json` in SWE-bench experiment folders) is
+///   never read from here: load it with `load outcomes`, so it is logged with its
+///   SHA-256 like every input.
 ///
 /// `instance_id` falls back to the file name without `.traj.json` when absent.
-pub fn read_mini_swe_agent(path: &Path) -> Result<Trajectory> {
-    let v = parse_json_file(path, &read_text(path)?)?;
-    let mut t = mini_swe_agent_from_value(path, &v)?;
-    if let Some(report) = swebench_report_path(path, &t.instance_id) {
-        let outcome = read_swebench_report(&report)?;
-        t.resolved = Some(outcome.resolved);
-        t.outcome = Some(outcome);
-    }
-    Ok(t)
-}
-
-/// The SWE-bench report beside a mini-swe-agent trajectory: for
-/// `<root>/trajs/<id>/<file>` it is `<root>/logs/<id>/report.json` (the layout of
-/// SWE-bench experiment folders). `None` when the layout differs or the file does not
-/// exist.
-pub fn swebench_report_path(traj_path: &Path, instance_id: &str) -> Option<PathBuf> {
-    let dir = traj_path.parent()?;
-    let trajs = dir.parent()?;
-    if trajs.file_name()? != "trajs" {
-        return None;
-    }
-    let id = dir.file_name()?.to_str().unwrap_or(instance_id);
-    let p = trajs.parent()?.join("logs").join(id).join("report.json");
-    p.is_file().then_some(p)
+pub fn read_mini_swe_agent(path: &Path, text: &str) -> Result<Trajectory> {
+    mini_swe_agent_from_value(path, &parse_json_file(path, text)?)
 }
 
 fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
@@ -564,7 +561,7 @@ fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
         }
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, outcome: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, messages })
 }
 
 fn bash_call(body: &str) -> ToolCall {
@@ -593,10 +590,14 @@ fn mini_reasoning(loc: &Loc, m: &Map<String, Value>, path: &str) -> Result<Optio
 /// tests_status: {FAIL_TO_PASS: {success: [ids], failure: [ids]}, PASS_TO_PASS, ...}}`,
 /// or the same object nested under its instance id (`{"<id>": {...}}`, the harness's
 /// own layout). Counts are numbers of test ids. Errors name the file and field.
-pub fn read_swebench_report(path: &Path) -> Result<Outcome> {
-    let v = parse_json_file(path, &read_text(path)?)?;
+pub fn read_swebench_report(path: &Path, text: &str) -> Result<Outcome> {
+    swebench_report_from_value(path, &parse_json_file(path, text)?)
+}
+
+/// [`read_swebench_report`] of an already parsed document.
+pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
     let loc = Loc::file(path);
-    let mut obj = as_object(&loc, &v, "")?;
+    let mut obj = as_object(&loc, v, "")?;
     let mut base = String::new();
     if !obj.contains_key("resolved") && obj.len() == 1 {
         let (k, inner) = obj.iter().next().expect("one key");
@@ -651,9 +652,8 @@ pub fn read_swebench_report(path: &Path) -> Result<Outcome> {
 /// `instance_id` is the file stem (the files carry none); `resolved` is `None`
 /// (`info.exit_status` "submitted" is not an evaluation). `thought` is part of
 /// `content` and is not copied to `reasoning`.
-pub fn read_swe_agent_traj(path: &Path) -> Result<Trajectory> {
-    let v = parse_json_file(path, &read_text(path)?)?;
-    swe_agent_from_value(path, &v)
+pub fn read_swe_agent_traj(path: &Path, text: &str) -> Result<Trajectory> {
+    swe_agent_from_value(path, &parse_json_file(path, text)?)
 }
 
 fn swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
@@ -695,22 +695,26 @@ fn swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
     }
     link_tool_names(&mut messages);
     let instance_id = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, outcome: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, messages })
 }
 
-/// Reads a file holding a JSON array of rows, one trajectory per row.
-fn read_rows(path: &Path, row: fn(Loc, &Value) -> Result<Trajectory>) -> Result<Vec<Trajectory>> {
-    let v = parse_json_file(path, &read_text(path)?)?;
+/// Reads the text of a JSON array of rows, one trajectory per row, each located by the
+/// line it starts on.
+fn read_rows(path: &Path, text: &str, row: fn(Loc, &Value) -> Result<Trajectory>) -> Result<Vec<Trajectory>> {
     let loc = Loc::file(path);
-    rows_of(&loc, &v)?.iter().enumerate().map(|(r, x)| row(loc.row(r), x)).collect()
+    if !text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']).starts_with('[') {
+        // not an array: say what it is
+        rows_of(&loc, &parse_json_file(path, text)?)?;
+    }
+    array_values(path, text)?.iter().enumerate().map(|(r, (line, x))| row(loc.row(r).line(*line), x)).collect()
 }
 
 /// Read OpenHands rows (a JSON array; SWE-Gym/OpenHands-Sampled-Trajectories as
 /// extracted by ADP): row {`instance_id`, `resolved`, `tools`, `messages`}, messages in
 /// OpenAI form {`role`, `content` (string/null/parts), `tool_calls`, `tool_call_id`,
 /// `name`}. `arguments` JSON strings are parsed (must be objects; `""` = `{}`).
-pub fn read_openhands_rows(path: &Path) -> Result<Vec<Trajectory>> {
-    read_rows(path, openhands_row)
+pub fn read_openhands_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    read_rows(path, text, openhands_row)
 }
 
 fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
@@ -733,7 +737,7 @@ fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
         messages.push(msg);
     }
     link_tool_names(&mut messages);
-    Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, outcome: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, messages })
 }
 
 /// Read nebius/SWE-agent-trajectories rows (a JSON array): row {`instance_id`, `target`
@@ -746,8 +750,8 @@ fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
 ///   ([`swe_agent_text_action`], SWE-agent's own parser for this format); when there is
 ///   one and it is not blank it becomes one text-style call named after its first word
 ///   ([`swe_agent_command_call`]). Messages without such a block get no call.
-pub fn read_nebius_rows(path: &Path) -> Result<Vec<Trajectory>> {
-    read_rows(path, nebius_row)
+pub fn read_nebius_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    read_rows(path, text, nebius_row)
 }
 
 fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
@@ -772,14 +776,14 @@ fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
         }
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved, tools: None, outcome: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved, tools: None, messages })
 }
 
 /// Read SWE-bench/SWE-smith-trajectories rows (a JSON array): row {`instance_id`,
 /// `resolved`, `messages` [{`role`, `content`}]}. Assistant tool calls are parsed from
 /// the XML-style text ([`xml_function_calls`]).
-pub fn read_swe_smith_rows(path: &Path) -> Result<Vec<Trajectory>> {
-    read_rows(path, swe_smith_row)
+pub fn read_swe_smith_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    read_rows(path, text, swe_smith_row)
 }
 
 fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
@@ -798,7 +802,7 @@ fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
         }
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, outcome: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, messages })
 }
 
 /// Read LLaMA-Factory v1 JSONL: one row a line {`messages`, `tools` (JSON string or
@@ -811,8 +815,8 @@ fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
 /// * `loss_weight` as given; `train` = weight > 1e-6 with LLaMA-Factory's default
 ///   weight 1.0 for assistant and 0.0 otherwise (`src/llamafactory/v1/core/rendering`);
 /// * `instance_id` = `<file stem>:<row index>` (0-based over non-blank lines).
-pub fn read_llamafactory_jsonl(path: &Path) -> Result<Vec<Trajectory>> {
-    let text = read_text(path)?;
+pub fn read_llamafactory_jsonl(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
     let mut out = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
@@ -877,7 +881,7 @@ fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajec
         msg.train = Some(weight > 1e-6);
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, outcome: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, messages })
 }
 
 /// Read any of the six formats, chosen from the content:
@@ -893,33 +897,39 @@ fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajec
 ///   [`read_llamafactory_jsonl`].
 ///
 /// An empty array gives no trajectories. Anything else is an error naming the file.
-pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
-    let text = read_text(path)?;
-    match serde_json::from_str::<Value>(&text) {
+pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    // the input layer skips a byte-order mark; a text given directly may still hold one
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(o)) => {
             let is_mini =
                 o.get("trajectory_format").and_then(Value::as_str).is_some_and(|f| f.starts_with("mini-swe-agent"))
                     || (o.contains_key("messages") && o.contains_key("info"));
+            let v = Value::Object(o);
             if is_mini {
-                return read_mini_swe_agent(path).map(|t| vec![t]);
+                return mini_swe_agent_from_value(path, &v).map(|t| vec![t]);
             }
-            if o.contains_key("history") {
-                return swe_agent_from_value(path, &Value::Object(o)).map(|t| vec![t]);
+            if v.get("history").is_some() {
+                return swe_agent_from_value(path, &v).map(|t| vec![t]);
             }
-            if o.get("messages").is_some_and(has_typed_parts) {
-                return read_llamafactory_jsonl(path);
+            if v.get("messages").is_some_and(has_typed_parts) {
+                return read_llamafactory_jsonl(path, text);
             }
             bail!(
                 "{}: not a recognized trajectory format (a JSON object without `messages`+`info`, `trajectory_format` or `history`)",
                 path.display()
             )
         }
-        Ok(Value::Array(rows)) => {
+        Ok(Value::Array(_)) => {
             let loc = Loc::file(path);
+            // the rows again, each with the line it starts on (one linear pass)
+            let located = array_values(path, text)?;
+            let rows: Vec<&Value> = located.iter().map(|(_, v)| v).collect();
+            let at = |r: usize| loc.row(r).line(located[r].0);
             let Some(first) = rows.first() else { return Ok(Vec::new()) };
             let first = first
                 .as_object()
-                .ok_or_else(|| loc.row(0).err("", format!("expected an object, got {}", kind(first))))?;
+                .ok_or_else(|| at(0).err("", format!("expected an object, got {}", kind(first))))?;
             let msgs = first.get("messages").and_then(Value::as_array);
             let row_fn: fn(Loc, &Value) -> Result<Trajectory> = if first.contains_key("trajectory") {
                 nebius_row
@@ -928,7 +938,7 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
                 return rows
                     .iter()
                     .enumerate()
-                    .map(|(r, row)| llamafactory_row(loc.row(r), row, format!("{stem}:{r}")))
+                    .map(|(r, row)| llamafactory_row(at(r), row, format!("{stem}:{r}")))
                     .collect();
             } else if first.contains_key("tools")
                 || msgs.is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null())))
@@ -944,19 +954,19 @@ pub fn detect_and_read(path: &Path) -> Result<Vec<Trajectory>> {
             {
                 swe_smith_row
             } else {
-                bail!(
-                    "{}: row 0: not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
-                    path.display()
-                )
+                return Err(at(0).err(
+                    "",
+                    "not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
+                ))
             };
-            rows.iter().enumerate().map(|(r, row)| row_fn(loc.row(r), row)).collect()
+            rows.iter().enumerate().map(|(r, row)| row_fn(at(r), row)).collect()
         }
         Ok(v) => bail!("{}: not a recognized trajectory format (top-level JSON {})", path.display(), kind(&v)),
         Err(whole_err) => {
             let first = text.lines().find(|l| !l.trim().is_empty());
             let first: Option<Value> = first.and_then(|l| serde_json::from_str(l).ok());
             match first {
-                Some(v) if v.get("messages").is_some_and(has_typed_parts) => read_llamafactory_jsonl(path),
+                Some(v) if v.get("messages").is_some_and(has_typed_parts) => read_llamafactory_jsonl(path, text),
                 Some(_) => bail!(
                     "{}: JSONL rows without LLaMA-Factory typed content parts: not a recognized trajectory format",
                     path.display()
@@ -1439,6 +1449,36 @@ fn matching_paren(c: &[char], open: usize) -> usize {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+    use std::path::PathBuf;
+
+    // The readers take the text the input layer read; these read a test file first.
+    fn text(path: &Path) -> Result<String> {
+        std::fs::read_to_string(path).map_err(|e| anyhow!("{}: cannot read: {e}", path.display()))
+    }
+    fn read_mini_swe_agent(p: &Path) -> Result<Trajectory> {
+        super::read_mini_swe_agent(p, &text(p)?)
+    }
+    fn read_swe_agent_traj(p: &Path) -> Result<Trajectory> {
+        super::read_swe_agent_traj(p, &text(p)?)
+    }
+    fn read_openhands_rows(p: &Path) -> Result<Vec<Trajectory>> {
+        super::read_openhands_rows(p, &text(p)?)
+    }
+    fn read_nebius_rows(p: &Path) -> Result<Vec<Trajectory>> {
+        super::read_nebius_rows(p, &text(p)?)
+    }
+    fn read_swe_smith_rows(p: &Path) -> Result<Vec<Trajectory>> {
+        super::read_swe_smith_rows(p, &text(p)?)
+    }
+    fn read_llamafactory_jsonl(p: &Path) -> Result<Vec<Trajectory>> {
+        super::read_llamafactory_jsonl(p, &text(p)?)
+    }
+    fn detect_and_read(p: &Path) -> Result<Vec<Trajectory>> {
+        super::detect_and_read(p, &text(p)?)
+    }
+    fn read_swebench_report(p: &Path) -> Result<Outcome> {
+        super::read_swebench_report(p, &text(p)?)
+    }
 
     /// The shared data folder: `SPHRAGIS_SHARED`, default `../shared` beside the repository.
     fn shared() -> PathBuf {
@@ -1493,13 +1533,20 @@ mod tests {
         ids.iter().map(|id| read_mini_swe_agent(&root.join(id).join(format!("{id}.traj.json"))).unwrap()).collect()
     }
 
+    /// The SWE-bench report of a mini-swe-agent instance, read explicitly (as `load
+    /// outcomes` does): the trajectory reader never looks for it.
+    fn mini_report(instance_id: &str) -> Outcome {
+        read_swebench_report(&sft("mini-swe-agent-gemini3pro/logs").join(instance_id).join("report.json")).unwrap()
+    }
+
     #[test]
     fn mini_swe_agent_totals() {
         let ts = read_all_mini();
         assert_eq!(ts.len(), 43);
-        assert!(ts.iter().all(|t| t.source == SOURCE_MINI_SWE_AGENT && t.outcome.is_some()));
-        assert_eq!(ts.iter().filter(|t| t.resolved == Some(true)).count(), 24);
-        assert_eq!(ts.iter().filter(|t| t.resolved == Some(false)).count(), 19);
+        assert!(ts.iter().all(|t| t.source == SOURCE_MINI_SWE_AGENT && t.resolved.is_none()));
+        let reports: Vec<Outcome> = ts.iter().map(|t| mini_report(&t.instance_id)).collect();
+        assert_eq!(reports.iter().filter(|o| o.resolved).count(), 24);
+        assert_eq!(reports.iter().filter(|o| !o.resolved).count(), 19);
         let msgs: Vec<&Message> = ts.iter().flat_map(|t| &t.messages).collect();
         assert_eq!(msgs.len(), 3612);
         let asst: Vec<&&Message> = msgs.iter().filter(|m| m.role == Role::Assistant).collect();
@@ -1559,7 +1606,7 @@ mod tests {
             let num = |c: &str| f[col(c)].parse::<usize>().unwrap();
             let t = by_id.get(id).unwrap_or_else(|| panic!("{id} not read"));
             let asst: Vec<&Message> = t.messages.iter().filter(|m| m.role == Role::Assistant).collect();
-            assert_eq!(t.resolved, Some(f[col("resolved")] == "True"), "{id} resolved");
+            assert_eq!(mini_report(id).resolved, f[col("resolved")] == "True", "{id} resolved");
             assert_eq!(t.messages.len(), num("messages"), "{id} messages");
             assert_eq!(asst.len(), num("assistant_turns"), "{id} assistant_turns");
             assert_eq!(
@@ -1601,13 +1648,13 @@ mod tests {
         );
         // Over the 43: resolved ⇔ every F2P and P2P test passed.
         let ts = read_all_mini();
-        for t in &ts {
-            let o = t.outcome.as_ref().unwrap();
+        let reports: Vec<Outcome> = ts.iter().map(|t| mini_report(&t.instance_id)).collect();
+        for (t, o) in ts.iter().zip(&reports) {
             let all_pass = o.fail_to_pass.failure == 0 && o.pass_to_pass.failure == 0 && o.fail_to_pass.success > 0;
             assert_eq!(o.resolved, all_pass, "{}", t.instance_id);
         }
-        let f2p: usize = ts.iter().map(|t| t.outcome.as_ref().unwrap().fail_to_pass.success).sum();
-        let f2p_fail: usize = ts.iter().map(|t| t.outcome.as_ref().unwrap().fail_to_pass.failure).sum();
+        let f2p: usize = reports.iter().map(|o| o.fail_to_pass.success).sum();
+        let f2p_fail: usize = reports.iter().map(|o| o.fail_to_pass.failure).sum();
         assert_eq!((f2p, f2p_fail), (43, 51));
         // The harness's nested layout {"<id>": {...}} reads the same.
         let nested = temp_file(
@@ -1617,11 +1664,16 @@ mod tests {
         let o = read_swebench_report(&nested).unwrap();
         assert!(o.resolved && o.patch_applied.is_none() && o.fail_to_fail.is_none());
         assert_eq!((o.fail_to_pass.success, o.pass_to_pass.failure), (2, 1));
-        // Without a report beside it, resolved is unknown.
-        let src = sft("mini-swe-agent-gemini3pro/trajs/pytest-dev__pytest-7432/pytest-dev__pytest-7432.traj.json");
-        let lone = temp_file("pytest-dev__pytest-7432.traj.json", &std::fs::read_to_string(src).unwrap());
-        let t = read_mini_swe_agent(&lone).unwrap();
-        assert_eq!((t.resolved, t.outcome.is_none(), t.messages.len()), (None, true, 72));
+    }
+
+    #[test]
+    fn mini_swe_agent_reader_never_reads_the_report_beside_it() {
+        // In the SWE-bench folder layout, with logs/<id>/report.json present (resolved),
+        // the trajectory's `resolved` stays unknown: the outcome is an input of its own.
+        let id = "pytest-dev__pytest-7432";
+        assert!(mini_report(id).resolved);
+        let t = read_mini_swe_agent(&sft(&format!("mini-swe-agent-gemini3pro/trajs/{id}/{id}.traj.json"))).unwrap();
+        assert_eq!((t.resolved, t.messages.len()), (None, 72));
     }
 
     // ---------------------------------------------------------------- SWE-agent
@@ -1951,7 +2003,7 @@ mod tests {
         );
         let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
         assert!(
-            e.starts_with(&format!("{}: line 3 (row 1): messages[1].content[0].value: not JSON: ", bad.display())),
+            e.starts_with(&format!("{}:3: field `[1].messages[1].content[0].value`: not JSON: ", bad.display())),
             "{e}"
         );
         let bad = temp_file(
@@ -1961,7 +2013,7 @@ mod tests {
         let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!("{}: line 1 (row 0): messages[0].content[0].type: unsupported part type \"image\"", bad.display())
+            format!("{}:1: field `[0].messages[0].content[0].type`: unsupported part type \"image\"", bad.display())
         );
     }
 
@@ -1988,8 +2040,9 @@ mod tests {
             assert!(ts.iter().all(|t| t.source == source), "{rel}");
             assert_eq!(ts.iter().map(|t| t.messages.len()).sum::<usize>(), msgs, "{rel}");
         }
+        // the trajectory alone: no outcome (its report.json is loaded as `outcomes`)
         let t = &detect_and_read(&sft(cases[0].0)).unwrap()[0];
-        assert_eq!(t.resolved, Some(true));
+        assert_eq!(t.resolved, None);
         assert_eq!(detect_and_read(&temp_file("empty.json", "[]")).unwrap().len(), 0);
         let e = detect_and_read(&temp_file("other.json", r#"{"a": 1}"#)).unwrap_err().to_string();
         assert!(e.contains("other.json: not a recognized trajectory format"), "{e}");
@@ -2006,12 +2059,12 @@ mod tests {
         );
         let e = read_openhands_rows(&p).unwrap_err().to_string();
         assert!(
-            e.starts_with(&format!("{}: row 1: messages[1].tool_calls[0].function.arguments: not JSON: ", p.display())),
+            e.starts_with(&format!("{}:1: field `[1].messages[1].tool_calls[0].function.arguments`: not JSON: ", p.display())),
             "{e}"
         );
         let p = temp_file("oh_bad2.json", r#"[{"instance_id": "a", "messages": [{"role": "robot", "content": "x"}]}]"#);
         let e = read_openhands_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: row 0: messages[0].role: unknown role \"robot\"", p.display()));
+        assert_eq!(e, format!("{}:1: field `[0].messages[0].role`: unknown role \"robot\"", p.display()));
         let p = temp_file(
             "oh_bad3.json",
             r#"[{"instance_id": "a", "messages": [{"role": "assistant", "content": "", "tool_calls": [{"function": {"name": "f", "arguments": "[1]"}}]}]}]"#,
@@ -2020,7 +2073,7 @@ mod tests {
         assert_eq!(
             e,
             format!(
-                "{}: row 0: messages[0].tool_calls[0].function.arguments: expected a JSON object, got an array",
+                "{}:1: field `[0].messages[0].tool_calls[0].function.arguments`: expected a JSON object, got an array",
                 p.display()
             )
         );
@@ -2029,21 +2082,35 @@ mod tests {
             r#"[{"instance_id": "a", "target": true, "trajectory": [{"role": "ai", "text": 5}]}]"#,
         );
         let e = read_nebius_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: row 0: trajectory[0].text: expected a string, got a number", p.display()));
+        assert_eq!(e, format!("{}:1: field `[0].trajectory[0].text`: expected a string, got a number", p.display()));
         let p = temp_file("smith_bad.json", r#"[{"resolved": true, "messages": []}]"#);
         let e = read_swe_smith_rows(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: row 0: instance_id: missing", p.display()));
+        assert_eq!(e, format!("{}:1: field `[0].instance_id`: missing", p.display()));
         let p = temp_file("x.traj.json", r#"{"instance_id": "x", "messages": [{"role": "assistant", "content": 3}]}"#);
         let e = read_mini_swe_agent(&p).unwrap_err().to_string();
         assert_eq!(
             e,
-            format!("{}: messages[0].content: expected a string or a list of parts, got a number", p.display())
+            format!("{}: field `messages[0].content`: expected a string or a list of parts, got a number", p.display())
         );
         let p = temp_file("h.traj", r#"{"history": [{"role": "tool", "content": "x", "tool_call_ids": [1]}]}"#);
         let e = read_swe_agent_traj(&p).unwrap_err().to_string();
-        assert_eq!(e, format!("{}: history[0].tool_call_ids[0]: expected a string, got a number", p.display()));
+        assert_eq!(e, format!("{}: field `history[0].tool_call_ids[0]`: expected a string, got a number", p.display()));
         let e = read_nebius_rows(Path::new("/nonexistent/file.json")).unwrap_err();
         assert!(format!("{e:#}").starts_with("/nonexistent/file.json: cannot read"), "{e:#}");
+    }
+
+    #[test]
+    fn array_row_errors_name_their_line() {
+        // rows one a line after a blank line; the third row (line 4) has a bad role
+        let row = |id: &str, role: &str| {
+            format!(r#"{{"instance_id": "{id}", "tools": [], "messages": [{{"role": "{role}", "content": "x"}}]}}"#)
+        };
+        let text = format!("\n[{},\n{},\n{}]\n", row("a", "user"), row("b", "user"), row("c", "robot"));
+        let e = super::detect_and_read(Path::new("rows.json"), &text).unwrap_err().to_string();
+        assert_eq!(e, "rows.json:4: field `[2].messages[0].role`: unknown role \"robot\"");
+        // and a byte-order mark in front changes nothing
+        let e = super::detect_and_read(Path::new("rows.json"), &format!("\u{feff}{text}")).unwrap_err().to_string();
+        assert!(e.starts_with("rows.json:4: "), "{e}");
     }
 
     // ---------------------------------------------------------------- parsers

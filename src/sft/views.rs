@@ -13,8 +13,8 @@
 //! only an unreadable line (bad JSON, a missing or mistyped field, conventions that
 //! contradict each other) stops a load.
 
-use crate::db::ingest::InputError;
-use crate::review::adapters::{TextOrNumber, for_each_line, parse_json};
+use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
+use crate::ingest::{InputError, InputKind};
 use anyhow::{Context, Result};
 use duckdb::arrow::array::{ArrayRef, Int8Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
 use duckdb::{Connection, params};
@@ -22,9 +22,6 @@ use serde::Deserialize;
 use std::io::BufRead;
 use std::path::Path;
 use std::sync::Arc;
-
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "views/1";
 
 /// The `-100` of Hugging Face labels: an unsupervised position.
 pub const IGNORE_INDEX: i64 = -100;
@@ -484,15 +481,14 @@ pub fn load(
     path: &Path,
     options: &ViewOptions,
     progress: &mut dyn FnMut(u64),
-) -> Result<crate::db::ingest::LoadOutcome> {
+) -> Result<crate::ingest::LoadOutcome> {
     let recorded = serde_json::json!({
         "pool": options.pool,
         "span_end": options.span_end.map(SpanEnd::name),
         "tokenizer_sha256": options.tokenizer.as_ref().map(|t| &t.1),
     })
     .to_string();
-    crate::db::ingest::load_file(conn, path, "views", LOADER_VERSION, Some(&recorded), |conn, file_id, file| {
-        let reader = std::io::BufReader::with_capacity(1 << 16, crate::hash::ReadAhead::spawn(file));
+    crate::ingest::load_file(conn, path, InputKind::Views, Some(&recorded), |conn, file_id, reader| {
         let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
         // view_ids already in the database, with their file: a repeat is named, not left
         // to a constraint error.
@@ -502,13 +498,12 @@ pub fn load(
             )?;
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
         };
-        // Three stages on their own threads: read + SHA-256 (ReadAhead), JSON parsing
+        // Three stages on their own threads: read + SHA-256 (the input's read-ahead), JSON parsing
         // (here), Arrow batches + appends (this thread, which owns the connection).
         let (parsed, appended) = std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<View>(64);
             let parser = scope.spawn(move || {
-                let mut reader = reader;
-                let result = read(path, &mut reader, options, &mut |view| {
+                read(path, &mut *reader, options, &mut |view| {
                     let place = format!("{}:{}", path.display(), view.record);
                     if let Some(earlier) = known.insert(view.view_id.clone(), place) {
                         return Err(InputError::at(
@@ -520,8 +515,7 @@ pub fn load(
                         .into());
                     }
                     tx.send(view).map_err(|_| anyhow::anyhow!("the writer stopped"))
-                });
-                (result, reader)
+                })
             });
             let mut seen = 0u64;
             let mut appended: Result<()> = Ok(());
@@ -536,24 +530,13 @@ pub fn load(
             }
             (parser.join(), appended)
         });
-        let (result, reader) = parsed.map_err(|_| anyhow::anyhow!("the view parser panicked"))?;
+        let result = parsed.map_err(|_| anyhow::anyhow!("the view parser panicked"))?;
         appended?;
         result?;
         let rows = writer.finish().with_context(|| path.display().to_string())?;
         progress(rows as u64);
-        let (bytes, sha256) = reader.into_inner().finish()?;
-        Ok(crate::db::ingest::LoaderResult { rows, bytes, sha256 })
+        Ok(rows)
     })
-}
-
-/// Vocabulary size (including added tokens) and SHA-256 of a `tokenizer.json`.
-///
-/// Errors: the file cannot be read or is not a tokenizer the `tokenizers` crate loads.
-pub fn tokenizer_info(path: &Path) -> Result<(i32, String)> {
-    let bytes = std::fs::read(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
-        .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", path.display()))?;
-    Ok((tokenizer.get_vocab_size(true) as i32, crate::hash::sha256_hex(&bytes)))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //! second-to-last label of the change URL's host (`gerrit.wikimedia.org` → `wikimedia`).
 
 use super::{Sink, TextOrNumber, for_each_line, parse_json};
-use crate::db::ingest::InputError;
+use crate::ingest::InputError;
 use crate::review::model::{Comment, Example};
 use regex::Regex;
 use serde::Deserialize;
@@ -22,8 +22,6 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::LazyLock;
 
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "gerrit-query/1";
 
 #[derive(Debug, Deserialize)]
 struct Line {

@@ -3,14 +3,11 @@
 //! Unknown fields are refused (a misspelt `creatd_at` must not pass silently).
 
 use super::{Sink, TextOrNumber, for_each_line, parse_json, timestamp_field};
-use crate::db::ingest::InputError;
+use crate::ingest::InputError;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::Path;
-
-/// Loader version recorded in the ingest log; bump when the mapping changes.
-pub const LOADER_VERSION: &str = "examples/1";
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -10,15 +10,13 @@
 //! (author unknown). Accepts the original JSON array and JSONL (one row per line, as the
 //! benchmark's replicated file).
 
-use super::{Sink, for_each_line, json_error, parse_json, timestamp_field};
-use crate::db::ingest::InputError;
+use super::{Sink, parse_json, timestamp_field};
+use crate::ingest::json;
+use crate::ingest::InputError;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::Path;
-
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "review4repair/1";
 
 const FOCUS_START: &str = "<|startfocus|>";
 const FOCUS_END: &str = "<|endfocus|>";
@@ -41,34 +39,24 @@ struct Row {
 /// (named with its array index, e.g. `[12].target`), a `code_snippet` without focus
 /// markers, a bad `written_on`, an empty file.
 pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
-    let first = loop {
-        let buf = reader.fill_buf()?;
-        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
-            Some(i) => break Some(buf[i]),
-            None if buf.is_empty() => break None,
-            None => {
-                let n = buf.len();
-                reader.consume(n);
-            }
-        }
-    };
-    match first {
+    let (container, blank_lines) =
+        json::peek_container(&mut reader).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
+    match container {
         None => Err(InputError::at(path, None, None, "file is empty (no JSON)").into()),
-        Some(b'[') => {
+        Some(json::Container::Array) => {
             let mut bytes = Vec::new();
-            reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("{e}")))?;
-            let text = super::utf8_document(path, &bytes)?;
-            let mut de = serde_json::Deserializer::from_str(text);
-            let rows: Vec<&serde_json::value::RawValue> =
-                serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, 1, true, e))?;
-            de.end().map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
+            reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
+            let text = json::utf8_document(path, &bytes)?;
+            let rows = json::array_rows(path, text).map_err(|mut e| {
+                e.line = e.line.map(|l| l + blank_lines);
+                e
+            })?;
             if rows.is_empty() {
-                return Err(InputError::at(path, Some(1), None, "the JSON array holds no rows").into());
+                return Err(InputError::at(path, Some(blank_lines + 1), None, "the JSON array holds no rows").into());
             }
             let count = rows.len() as u64;
-            for (i, raw) in rows.into_iter().enumerate() {
-                let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
-                let line = super::line_of(text, offset);
+            for (i, (line, raw)) in rows.into_iter().enumerate() {
+                let line = line + blank_lines;
                 let row: Row = parse_json(path, line, raw.get()).map_err(|mut e| {
                     e.field = Some(match e.field.take() {
                         Some(f) => format!("[{i}].{f}"),
@@ -80,7 +68,7 @@ pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut
             }
             Ok(count)
         }
-        Some(_) => for_each_line(path, reader, |line, text| {
+        Some(_) => json::for_each_line_from(path, reader, blank_lines + 1, |line, text| {
             let row: Row = parse_json(path, line, text)?;
             sink(convert(path, org, line, "", line as i64, row)?)
         }),
@@ -184,6 +172,25 @@ mod tests {
         assert!(err.contains("r.json:1: field `code_snippet`: no <|startfocus|>"), "{err}");
         assert!(run("  \n").unwrap_err().contains("file is empty"));
         assert!(run("[]").unwrap_err().contains("holds no rows"));
+    }
+
+    #[test]
+    fn review4repair_array_with_a_bom_is_read() {
+        // saved by an editor that writes a byte-order mark: still a JSON array
+        let array = run(&format!("\u{feff}[{ROW},\n {}]", ROW.replace("0153d955_343a7abc", "second"))).unwrap();
+        assert_eq!(array.len(), 2);
+        assert_eq!(array[0].example_id, "0153d955_343a7abc");
+        let lines = run(&format!("\u{feff}{ROW}\n")).unwrap();
+        assert_eq!(lines.len(), 1);
+    }
+
+    #[test]
+    fn array_rows_name_their_line_after_leading_blank_lines() {
+        let bad = ROW.replace(r#""base_patch_number":4"#, r#""base_patch_number":"4""#);
+        let err = run(&format!("\n\n[{ROW},\n{ROW},\n{bad}]")).unwrap_err();
+        assert!(err.starts_with("r.json:5: field `[2].base_patch_number`"), "{err}");
+        let err = run(&format!("\n\n{ROW}\n{bad}\n")).unwrap_err();
+        assert!(err.starts_with("r.json:4: field `base_patch_number`"), "{err}");
     }
 
     #[test]

@@ -8,13 +8,10 @@
 //! method); `target` = `after`; one comment = `comment`; no time, path or author.
 
 use super::Sink;
-use crate::db::ingest::InputError;
+use crate::ingest::InputError;
 use crate::review::model::{Comment, Example};
 use std::io::Read;
 use std::path::Path;
-
-/// Loader version recorded in the ingest log.
-pub const LOADER_VERSION: &str = "tufano2021/1";
 
 /// The org used when the caller gives none.
 pub const DEFAULT_ORG: &str = "tufano2021";

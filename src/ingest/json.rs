@@ -1,0 +1,338 @@
+//! JSON containers and the text helpers every loader shares: JSON lines (one record a
+//! line), a JSON array of rows, a single JSON document — each record located by its
+//! 1-based line — plus UTF-8 decoding with byte-order-mark handling and a field that is
+//! a string or an integer.
+//!
+//! Line numbers of a JSON array's rows are counted incrementally (rows come in file
+//! order), so locating every row costs one pass over the text, not one per row.
+
+use super::InputError;
+use serde_json::value::RawValue;
+use std::io::BufRead;
+use std::path::Path;
+
+/// How a JSON input is laid out, from its first non-blank byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// Starts with `[`: one JSON array of rows.
+    Array,
+    /// Starts with `{`: one object, or JSON lines (one object a line).
+    Object,
+    /// Starts with anything else.
+    Other(u8),
+}
+
+/// The container of `reader`'s content without consuming it beyond blank space, and
+/// the number of lines the consumed blank space held. `None`: no content at all.
+/// A leading byte-order mark is skipped.
+///
+/// Errors: a read error.
+pub fn peek_container(reader: &mut impl BufRead) -> std::io::Result<(Option<Container>, u64)> {
+    let mut lines = 0u64;
+    let mut first = true;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok((None, lines));
+        }
+        if first && buf.starts_with(super::read::BOM) {
+            reader.consume(super::read::BOM.len());
+            first = false;
+            continue;
+        }
+        first = false;
+        match buf.iter().position(|b| !b.is_ascii_whitespace()) {
+            Some(i) => {
+                let container = match buf[i] {
+                    b'[' => Container::Array,
+                    b'{' => Container::Object,
+                    other => Container::Other(other),
+                };
+                return Ok((Some(container), lines));
+            }
+            None => {
+                let n = buf.len();
+                lines += buf.iter().filter(|b| **b == b'\n').count() as u64;
+                reader.consume(n);
+            }
+        }
+    }
+}
+
+/// Reads `reader` line by line as UTF-8, calling `each(line_number, line)` for every
+/// non-blank line (line numbers are 1-based). A final line without a newline is read
+/// too; a byte-order mark on line 1 is skipped.
+///
+/// Errors: invalid UTF-8 (naming the line and byte column), an empty input, or what
+/// `each` returns.
+pub fn for_each_line(
+    path: &Path,
+    reader: impl BufRead,
+    each: impl FnMut(u64, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
+    for_each_line_from(path, reader, 1, each)
+}
+
+/// [`for_each_line`] whose first line is `first_line` (after blank lines already consumed).
+pub fn for_each_line_from(
+    path: &Path,
+    mut reader: impl BufRead,
+    first_line: u64,
+    mut each: impl FnMut(u64, &str) -> anyhow::Result<()>,
+) -> anyhow::Result<u64> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    let mut line_no = first_line - 1;
+    let mut records = 0u64;
+    let mut total = 0usize;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        total += n;
+        line_no += 1;
+        let bytes = if total == n { strip_bom(&buf) } else { &buf[..] };
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            InputError::at(path, Some(line_no), None, format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1))
+        })?;
+        if text.trim().is_empty() {
+            continue;
+        }
+        records += 1;
+        each(line_no, text)?;
+    }
+    if total == 0 && first_line == 1 {
+        return Err(InputError::at(path, None, None, "file is empty (0 bytes)").into());
+    }
+    if records == 0 {
+        return Err(InputError::at(path, None, None, "file has no records (only blank lines)").into());
+    }
+    Ok(records)
+}
+
+/// `bytes` without a leading UTF-8 byte-order mark.
+pub fn strip_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(super::read::BOM).unwrap_or(bytes)
+}
+
+/// Decodes a whole document as UTF-8 (after a byte-order mark, if any), naming the line
+/// and byte column of the first invalid byte.
+pub fn utf8_document<'a>(path: &Path, bytes: &'a [u8]) -> Result<&'a str, InputError> {
+    let bytes = strip_bom(bytes);
+    std::str::from_utf8(bytes).map_err(|e| {
+        let before = &bytes[..e.valid_up_to()];
+        let line = before.iter().filter(|b| **b == b'\n').count() as u64 + 1;
+        let column = before.len() - before.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1) + 1;
+        InputError::at(path, Some(line), None, format!("invalid UTF-8 at byte {column} of the line"))
+    })
+}
+
+/// Counts lines up to increasing byte offsets of one text, in one pass overall.
+pub struct LineCounter<'a> {
+    text: &'a [u8],
+    offset: usize,
+    line: u64,
+}
+
+impl<'a> LineCounter<'a> {
+    /// A counter at line 1, offset 0 of `text`.
+    pub fn new(text: &'a str) -> Self {
+        Self { text: text.as_bytes(), offset: 0, line: 1 }
+    }
+
+    /// 1-based line of byte `offset`. Offsets must not decrease between calls (an
+    /// earlier offset restarts the count from the top).
+    pub fn line_at(&mut self, offset: usize) -> u64 {
+        let offset = offset.min(self.text.len());
+        if offset < self.offset {
+            self.offset = 0;
+            self.line = 1;
+        }
+        self.line += self.text[self.offset..offset].iter().filter(|b| **b == b'\n').count() as u64;
+        self.offset = offset;
+        self.line
+    }
+}
+
+/// The rows of a JSON array document, each with the 1-based line where it starts.
+///
+/// Errors ([`InputError`]): malformed or truncated JSON (at its line), not an array,
+/// trailing content after the array.
+pub fn array_rows<'t>(path: &Path, text: &'t str) -> Result<Vec<(u64, &'t RawValue)>, InputError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let rows: Vec<&RawValue> = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, 1, true, e))?;
+    de.end().map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
+    let mut lines = LineCounter::new(text);
+    Ok(rows
+        .into_iter()
+        .map(|raw| (lines.line_at(raw.get().as_ptr() as usize - text.as_ptr() as usize), raw))
+        .collect())
+}
+
+/// Converts a `serde_path_to_error` failure into an [`InputError`] at `line`.
+///
+/// serde_json's own line is relative to the text it parsed; with `line_offset` it is
+/// added to `line` (false for a JSONL line, whose line is given).
+pub fn json_error(path: &Path, line: u64, line_offset: bool, err: serde_path_to_error::Error<serde_json::Error>) -> InputError {
+    let field = err.path().to_string();
+    let inner = err.inner();
+    let line = if line_offset { line + inner.line() as u64 - 1 } else { line };
+    // "." is the whole record; "?" a position serde could not name (a syntax error)
+    let field = if field == "." || field == "?" || field.is_empty() { None } else { Some(field) };
+    // serde_json appends " at line L column C" (relative to the parsed text): keep the
+    // column only, the line is given above.
+    let text = inner.to_string();
+    let text = match text.rfind(" at line ") {
+        Some(i) => format!("{} (column {})", &text[..i], inner.column()),
+        None => text,
+    };
+    let message = match inner.classify() {
+        serde_json::error::Category::Eof => format!("truncated record: {text}"),
+        serde_json::error::Category::Syntax => format!("malformed JSON: {text}"),
+        _ => text,
+    };
+    InputError { path: path.to_path_buf(), line: Some(line), field, message }
+}
+
+/// Parses one JSON object (a JSONL line, an array row, or a whole document starting at
+/// `line`) into `T`, naming the failing field. A record that is not a JSON object (an
+/// array, a string) is refused: serde would otherwise map an array onto the fields by
+/// position.
+pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    match text.trim_start().as_bytes().first() {
+        Some(b'{') => {}
+        Some(_) => return Err(InputError::at(path, Some(line), None, "expected a JSON object {...}")),
+        None => return Err(InputError::at(path, Some(line), None, "empty record")),
+    }
+    // The line's own end is not part of the record (a truncated record must be reported
+    // on its own line, not the next).
+    let text = text.trim_end_matches(['\n', '\r']);
+    // Fast path: plain serde_json. Only a failing record is parsed again with path
+    // tracking, which costs on every value (millions of token ids per SFT view).
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, line, true, e))?;
+    de.end().map_err(|e| InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
+    Ok(value)
+}
+
+/// A field that is a JSON string or integer, kept as text (Gerrit account ids and
+/// change numbers come as either). Anything else is refused with "expected a string or
+/// an integer".
+#[derive(Debug, Clone, PartialEq)]
+pub enum TextOrNumber {
+    Text(String),
+    Number(i64),
+}
+
+impl TextOrNumber {
+    /// The value as text.
+    pub fn into_text(self) -> String {
+        match self {
+            Self::Text(s) => s,
+            Self::Number(n) => n.to_string(),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for TextOrNumber {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = TextOrNumber;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber::Text(v.to_string()))
+            }
+            fn visit_string<E: serde::de::Error>(self, v: String) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber::Text(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<TextOrNumber, E> {
+                Ok(TextOrNumber::Number(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<TextOrNumber, E> {
+                i64::try_from(v)
+                    .map(TextOrNumber::Number)
+                    .map_err(|_| E::custom(format!("{v} is too large (an integer up to {})", i64::MAX)))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)]
+    struct Row {
+        id: TextOrNumber,
+    }
+
+    #[test]
+    fn text_or_number_error_names_the_expectation_not_a_type() {
+        let ok: Row = parse_json(Path::new("x.jsonl"), 3, r#"{"id": 12}"#).unwrap();
+        assert_eq!(ok.id, TextOrNumber::Number(12));
+        let ok: Row = parse_json(Path::new("x.jsonl"), 3, r#"{"id": "c1"}"#).unwrap();
+        assert_eq!(ok.id.into_text(), "c1");
+        for bad in [r#"{"id": 1.5}"#, r#"{"id": [1]}"#, r#"{"id": true}"#, r#"{"id": null}"#] {
+            let err = parse_json::<Row>(Path::new("x.jsonl"), 3, bad).unwrap_err().to_string();
+            assert!(err.starts_with("x.jsonl:3: field `id`: invalid type") && err.contains("expected a string or an integer"), "{err}");
+            assert!(!err.contains("untagged") && !err.contains("TextOrNumber"), "{err}");
+        }
+    }
+
+    #[test]
+    fn array_rows_are_located_by_line_in_one_pass() {
+        // 20,000 small rows, one a line after a 2-line header; the last row is broken
+        let n = 20_000;
+        let mut text = String::from("[\n\n");
+        for i in 0..n {
+            text.push_str(&format!("{{\"id\": {i}}},\n"));
+        }
+        text.push_str("{\"id\": 1.5}\n]");
+        let rows = array_rows(Path::new("big.json"), &text).unwrap();
+        assert_eq!(rows.len(), n + 1);
+        assert_eq!(rows[0].0, 3);
+        assert_eq!(rows[n - 1].0, n as u64 + 2);
+        let (line, raw) = rows[n];
+        assert_eq!(line, n as u64 + 3);
+        let err = parse_json::<Row>(Path::new("big.json"), line, raw.get()).unwrap_err().to_string();
+        assert!(err.starts_with("big.json:20003: field `id`"), "{err}");
+        // rows on one line share it; a row spread over lines starts where it starts
+        let rows = array_rows(Path::new("a.json"), "[{\"id\": 1}, {\"id\": 2},\n {\n\"id\": 3}]").unwrap();
+        assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 1, 2]);
+        let err = array_rows(Path::new("a.json"), "[{\"id\": 1},\n{\"id\": 2}").unwrap_err().to_string();
+        assert!(err.starts_with("a.json:2:") && err.contains("truncated"), "{err}");
+        let err = array_rows(Path::new("a.json"), "[1] x").unwrap_err().to_string();
+        assert!(err.contains("malformed JSON"), "{err}");
+    }
+
+    #[test]
+    fn line_counter_restarts_on_an_earlier_offset() {
+        let mut c = LineCounter::new("a\nb\nc\n");
+        assert_eq!((c.line_at(0), c.line_at(2), c.line_at(4), c.line_at(2), c.line_at(100)), (1, 2, 3, 2, 4));
+    }
+
+    #[test]
+    fn peek_container_skips_bom_and_blank_lines() {
+        let mut r = &b"\xef\xbb\xbf\n \n[1]"[..];
+        let (c, lines) = peek_container(&mut r).unwrap();
+        assert_eq!(c, Some(Container::Array));
+        assert_eq!(r, b"\n \n[1]", "blank space within the buffer is not consumed");
+        assert_eq!(lines, 0);
+        let mut r = &b"  {\"a\":1}"[..];
+        assert_eq!(peek_container(&mut r).unwrap().0, Some(Container::Object));
+        let mut r = &b"\n\t"[..];
+        assert_eq!(peek_container(&mut r).unwrap(), (None, 1));
+        let mut r = &b"x"[..];
+        assert_eq!(peek_container(&mut r).unwrap().0, Some(Container::Other(b'x')));
+    }
+}

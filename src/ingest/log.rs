@@ -1,0 +1,168 @@
+//! The ingest log and transactional loads (SPEC §1 principle 4).
+//!
+//! [`load_file`] opens the file once as an [`Input`] (read and SHA-256 on another
+//! thread), opens one transaction, reserves a `file_id`, hands the loader the stream,
+//! then reads whatever the loader left (so the SHA-256 covers the whole file) and
+//! records the file (path, bytes, SHA-256, rows, loader version) before commit.
+//!
+//! Same bytes: when the SHA-256 equals an earlier load of the same kind, the kind's
+//! [`Reload`] policy decides — skipped (rolled back, reported, a line in `sph_log`),
+//! applied again, or (bound to its path) skipped only at the same path. A duplicate is
+//! recognised even when its parse fails (its example ids collide with the earlier
+//! load's): the failing load's stream is then read to its end and hashed, but only when
+//! an earlier file of the kind has the same size. Any other error rolls everything back.
+
+use super::kind::{InputKind, Reload};
+use super::read::Input;
+use anyhow::Result;
+use duckdb::Connection;
+use std::path::Path;
+
+/// A file that was loaded, as recorded in `ingest_log`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedFile {
+    pub file_id: i32,
+    /// [`InputKind::name`].
+    pub kind: String,
+    /// Absolute path.
+    pub path: String,
+    pub bytes: i64,
+    /// Lowercase hex SHA-256 of the bytes read.
+    pub sha256: String,
+    pub rows: i64,
+    /// For a kind loaded again on purpose (a registration re-applied): the earlier load
+    /// of the same bytes.
+    pub same_bytes_as: Option<i32>,
+}
+
+/// What a load did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadOutcome {
+    /// The file was written under a new `file_id`.
+    Loaded(LoadedFile),
+    /// The same bytes were loaded before by the same kind of loader: nothing was written.
+    AlreadyLoaded { earlier: LoadedFile, path: String },
+}
+
+/// Runs `load` inside one transaction on the file at `path`, read once, and records the
+/// file in the ingest log.
+///
+/// `load` gets the connection, the reserved `file_id` and the [`Input`] (the only way
+/// it reads the file; the path is a label for errors) and returns the number of rows it
+/// wrote. `options` are the mapping options (JSON text) recorded with the file.
+///
+/// Errors: the file cannot be opened or read, or `load` fails; either way the database
+/// is left exactly as before.
+pub fn load_file(
+    conn: &Connection,
+    path: &Path,
+    kind: InputKind,
+    options: Option<&str>,
+    load: impl FnOnce(&Connection, i32, &mut Input) -> Result<i64>,
+) -> Result<LoadOutcome> {
+    let (mut input, size) = Input::open(path)?;
+    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let absolute = absolute.to_string_lossy().into_owned();
+    // Same bytes means same size: only then may a failing parse be a duplicate.
+    let same_size: i64 = conn.query_row(
+        "select count(*) from ingest_log where kind = ? and bytes = ?",
+        duckdb::params![kind.name(), size as i64],
+        |r| r.get(0),
+    )?;
+    let duplicate_of = |sha256: &str| -> Result<Option<LoadedFile>> {
+        Ok(find_loaded(conn, kind.name(), sha256)?
+            .filter(|e| kind.reload() != Reload::BoundToPath || e.path == absolute))
+    };
+    conn.execute_batch("begin transaction")?;
+    let result = (|| -> Result<(i32, i64)> {
+        let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
+        let file_id = i32::try_from(file_id)?;
+        Ok((file_id, load(conn, file_id, &mut input)?))
+    })();
+    let (file_id, rows) = match result {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            let _ = conn.execute_batch("rollback");
+            if same_size > 0
+                && kind.reload() != Reload::Reapplied
+                && let Ok((_, sha256)) = input.finish()
+                && let Some(earlier) = duplicate_of(&sha256)?
+            {
+                log_skip(conn, kind, &absolute, &earlier)?;
+                return Ok(LoadOutcome::AlreadyLoaded { earlier, path: absolute });
+            }
+            return Err(e);
+        }
+    };
+    let finished = (|| -> Result<LoadOutcome> {
+        let (bytes, sha256) = input.finish().map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+        let earlier = duplicate_of(&sha256)?;
+        if let Some(earlier) = &earlier
+            && kind.reload() != Reload::Reapplied
+        {
+            return Ok(LoadOutcome::AlreadyLoaded { earlier: earlier.clone(), path: absolute.clone() });
+        }
+        conn.execute(
+            "insert into ingest_log (file_id, kind, path, bytes, sha256, rows, loader_version, options) \
+             values (?, ?, ?, ?, ?, ?, ?, ?)",
+            duckdb::params![file_id, kind.name(), absolute, bytes as i64, sha256, rows, kind.loader_version(), options],
+        )?;
+        Ok(LoadOutcome::Loaded(LoadedFile {
+            file_id,
+            kind: kind.name().to_string(),
+            path: absolute.clone(),
+            bytes: bytes as i64,
+            sha256,
+            rows,
+            same_bytes_as: earlier.map(|e| e.file_id),
+        }))
+    })();
+    match finished {
+        Ok(LoadOutcome::Loaded(file)) => {
+            conn.execute(
+                "insert into sph_log (command, detail) values ('load', ?)",
+                [format!("{kind} {} sha256 {} rows {}", file.path, file.sha256, file.rows)],
+            )?;
+            conn.execute_batch("commit")?;
+            Ok(LoadOutcome::Loaded(file))
+        }
+        Ok(LoadOutcome::AlreadyLoaded { earlier, path }) => {
+            conn.execute_batch("rollback")?;
+            log_skip(conn, kind, &path, &earlier)?;
+            Ok(LoadOutcome::AlreadyLoaded { earlier, path })
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("rollback");
+            Err(e)
+        }
+    }
+}
+
+fn log_skip(conn: &Connection, kind: InputKind, path: &str, earlier: &LoadedFile) -> Result<()> {
+    conn.execute(
+        "insert into sph_log (command, detail) values ('load-skipped', ?)",
+        [format!("{kind} {path}: same bytes as file_id {} ({})", earlier.file_id, earlier.path)],
+    )?;
+    Ok(())
+}
+
+/// The earlier load of the same bytes by the same kind of loader (`kind` as in
+/// `ingest_log.kind`), if any.
+pub fn find_loaded(conn: &Connection, kind: &str, sha256: &str) -> Result<Option<LoadedFile>> {
+    let mut stmt = conn.prepare(
+        "select file_id, kind, path, bytes, sha256, rows from ingest_log where kind = ? and sha256 = ? order by file_id limit 1",
+    )?;
+    let mut rows = stmt.query(duckdb::params![kind, sha256])?;
+    Ok(match rows.next()? {
+        Some(r) => Some(LoadedFile {
+            file_id: r.get(0)?,
+            kind: r.get(1)?,
+            path: r.get(2)?,
+            bytes: r.get(3)?,
+            sha256: r.get(4)?,
+            rows: r.get(5)?,
+            same_bytes_as: None,
+        }),
+        None => None,
+    })
+}

@@ -1,0 +1,27 @@
+//! The input layer, for both corpora: everything that reads an input file.
+//!
+//! - [`kind`]: [`InputKind`], the one list of input kinds (ingest-log name, loader
+//!   version, re-load policy, corpus).
+//! - [`read`]: [`Input`], the one way an input is read — a buffered stream over a
+//!   read-ahead thread that computes the SHA-256 while the loader parses, with a leading
+//!   UTF-8 byte-order mark skipped; [`read::TokenizerFile`], a tokenizer read once with
+//!   its SHA-256; [`read::hash_file`] for `verify`.
+//! - [`error`]: [`InputError`], naming file, line and field in the field's terms.
+//! - [`json`]: the containers (JSON lines, JSON array, one document), each record
+//!   located by line (linearly), UTF-8 decoding, and [`json::TextOrNumber`].
+//! - [`log`]: [`log::load_file`], the transactional, SHA-256-bound load recorded in
+//!   `ingest_log`. It lives here, not in `db/`, because it is what opens an input file.
+//!
+//! A loader receives `&mut Input` and the path only as a label for its errors; no code
+//! outside this module opens an input file (`tests/tidy.rs` enforces it).
+
+pub mod error;
+pub mod json;
+pub mod kind;
+pub mod log;
+pub mod read;
+
+pub use error::InputError;
+pub use kind::{Corpus, InputKind, Reload};
+pub use log::{LoadOutcome, LoadedFile, find_loaded, load_file};
+pub use read::Input;

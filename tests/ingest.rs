@@ -1,0 +1,309 @@
+//! The input layer end to end: every loader reads a file once through `ingest::Input`,
+//! skips a UTF-8 byte-order mark, hashes the bytes it parsed (BOM included), and reads no
+//! file it was not given.
+
+use sphragis::hash::sha256_hex;
+use sphragis::ingest::read::TokenizerFile;
+use sphragis::ingest::{InputKind, LoadOutcome};
+use sphragis::review::load::load;
+use std::path::{Path, PathBuf};
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples")
+}
+
+/// A fresh temporary folder for one test.
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sphragis-ingest-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes `content` with a UTF-8 byte-order mark in front to `dir/name`.
+fn with_bom(dir: &Path, name: &str, content: &[u8]) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut bytes = b"\xef\xbb\xbf".to_vec();
+    bytes.extend_from_slice(content);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+fn loaded(outcome: anyhow::Result<LoadOutcome>) -> sphragis::ingest::LoadedFile {
+    match outcome.unwrap() {
+        LoadOutcome::Loaded(f) => f,
+        other => panic!("not loaded: {other:?}"),
+    }
+}
+
+/// The file was bound to the SHA-256 of all its bytes, byte-order mark included.
+fn assert_bound(f: &sphragis::ingest::LoadedFile, path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    assert!(bytes.starts_with(b"\xef\xbb\xbf"));
+    assert_eq!((f.bytes, f.sha256.as_str()), (bytes.len() as i64, sha256_hex(&bytes).as_str()));
+}
+
+fn count(conn: &duckdb::Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn review(kind: InputKind, file: &str, content: &[u8]) -> (duckdb::Connection, sphragis::ingest::LoadedFile) {
+    let dir = temp_dir(file);
+    let path = with_bom(&dir, file, content);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(load(&conn, kind, &path, None, &mut |_| {}));
+    assert_bound(&f, &path);
+    std::fs::remove_dir_all(dir).unwrap();
+    (conn, f)
+}
+
+const R4R_ROW: &str = r#"{"message":"use the constant","comment_id":"c1","target":"    return LIMIT;\n","code_snippet":"<|startfocus|>\n    return -1;\n<|endfocus|>\n","code_file_name":"a","written_on":"2017-03-07 22:19:27","project_name":"android_","base_patch_number":4}"#;
+
+#[test]
+fn examples_accept_a_utf8_bom() {
+    let text = std::fs::read(samples().join("review/examples.jsonl")).unwrap();
+    let (conn, f) = review(InputKind::Examples, "examples.jsonl", &text);
+    assert_eq!(f.rows, 18);
+    assert_eq!(count(&conn, "select count(*) from review_examples"), 18);
+}
+
+#[test]
+fn review4repair_array_accepts_a_utf8_bom() {
+    // the bug: an array saved with a BOM was read as JSON lines, "expected a JSON object"
+    let text = format!("[{R4R_ROW},\n{}]", R4R_ROW.replace("\"c1\"", "\"c2\""));
+    let (conn, f) = review(InputKind::Review4Repair, "test_100.json", text.as_bytes());
+    assert_eq!(f.rows, 2);
+    assert_eq!(count(&conn, "select count(*) from review_examples where org = 'android'"), 2);
+}
+
+#[test]
+fn tufano2021_accepts_a_utf8_bom() {
+    let (conn, f) = review(InputKind::Tufano2021, "test.csv", b",comment,before,before_marked,after\n0,why,a,b,c\n1,why,d,e,f\n");
+    assert_eq!(f.rows, 2);
+    assert_eq!(count(&conn, "select count(*) from review_examples where example_id = 'tufano2021:test:1'"), 1);
+}
+
+#[test]
+fn gerrit_query_accepts_a_utf8_bom() {
+    let change = r#"{"project":"p","number":7,"url":"https://gerrit.wikimedia.org/r/7","comments":[{"timestamp":100,"reviewer":{"username":"u"},"message":"Patch Set 1: looks odd"}],"patchSets":[{"number":1,"createdOn":90}]}"#;
+    let text = format!("{change}\n{{\"type\":\"stats\",\"rowCount\":1}}\n");
+    let (conn, f) = review(InputKind::GerritQuery, "query.json", text.as_bytes());
+    assert_eq!(f.rows, 1);
+    assert_eq!(count(&conn, "select count(*) from review_examples where example_id = 'wikimedia:7:1'"), 1);
+}
+
+#[test]
+fn orgs_accept_a_utf8_bom() {
+    let text = br#"{"orgs": {"qt": {"service_accounts": ["qt-ci"]}}}"#;
+    let (conn, _) = review(InputKind::Orgs, "orgs.json", text);
+    assert_eq!(count(&conn, "select count(*) from org_service_accounts where org = 'qt'"), 1);
+}
+
+#[test]
+fn labels_accept_a_utf8_bom() {
+    let text = std::fs::read(samples().join("review/labels.jsonl")).unwrap();
+    let (conn, f) = review(InputKind::Labels, "labels.jsonl", &text);
+    assert_eq!(f.rows, 13);
+    assert_eq!(count(&conn, "select count(*) from label_items"), 13);
+}
+
+#[test]
+fn views_accept_a_utf8_bom() {
+    let dir = temp_dir("views");
+    let path = with_bom(&dir, "views.jsonl", &std::fs::read(samples().join("sft/views.jsonl")).unwrap());
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(sphragis::sft::views::load(&conn, &path, &Default::default(), &mut |_| {}));
+    assert_bound(&f, &path);
+    assert_eq!(f.rows, 12);
+    assert_eq!(count(&conn, "select count(*) from sft_views where view_id = 'a-good'"), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn trajectories_accept_a_utf8_bom_in_every_container() {
+    let dir = temp_dir("trajectories");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let audit = samples().join("sft/audit");
+    // one object (mini-swe-agent), JSON lines (LLaMA-Factory), a JSON array (OpenHands rows)
+    let object = with_bom(&dir, "demo__env-1.traj.json", &std::fs::read(audit.join("demo__env-1.traj.json")).unwrap());
+    let lines = with_bom(&dir, "thinking.jsonl", &std::fs::read(audit.join("thinking.jsonl")).unwrap());
+    let array = with_bom(
+        &dir,
+        "rows.json",
+        br#"[{"instance_id": "a__b-1", "resolved": true, "tools": [], "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]}]"#,
+    );
+    for (path, source) in [(&object, "mini-swe-agent"), (&lines, "llamafactory"), (&array, "openhands")] {
+        let f = loaded(sphragis::sft::store::load_trajectories(&conn, path, None));
+        assert_bound(&f, path);
+        assert_eq!(count(&conn, &format!("select count(*) from sft_trajectories where file_id = {} and source = '{source}'", f.file_id)), 1);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn outcomes_accept_a_utf8_bom() {
+    let dir = temp_dir("outcomes");
+    let report = std::fs::read(samples().join("sft/audit/logs/demo__fix-2/report.json")).unwrap();
+    let path = with_bom(&dir, "logs/demo__fix-2/report.json", &report);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(sphragis::sft::store::load_outcome(&conn, &path));
+    assert_bound(&f, &path);
+    assert_eq!(count(&conn, "select count(*) from sft_outcomes where instance_id = 'demo__fix-2' and resolved"), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn pools_accept_a_utf8_bom() {
+    let dir = temp_dir("pools");
+    let path = with_bom(&dir, "pools.json", &std::fs::read(samples().join("sft/audit/pools.json")).unwrap());
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(sphragis::sft::pools::load(&conn, &path));
+    assert_bound(&f, &path);
+    assert_eq!(count(&conn, "select count(*) from sft_pool_roles where role = 'repair'"), 3);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn manifest_accepts_a_utf8_bom() {
+    let dir = temp_dir("manifest");
+    let path = with_bom(&dir, "manifest.json", &std::fs::read(samples().join("sft/audit/manifest.json")).unwrap());
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(sphragis::sft::pools::load_manifest(&conn, &path));
+    assert_bound(&f, &path);
+    assert_eq!(count(&conn, "select count(*) from sft_split_manifest where split = 'train'"), 2);
+    assert_eq!(count(&conn, "select count(*) from sft_protected_families"), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn samples_database_is_read_from_the_hashed_bytes() {
+    let path = samples().join("sft/audit/samples.sqlite");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(sphragis::sft::pools::load_samples(&conn, &path));
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!((f.bytes, f.sha256), (bytes.len() as i64, sha256_hex(&bytes)));
+    assert_eq!(f.rows, 3);
+    assert_eq!(count(&conn, "select count(*) from sft_samples where success and finish_reason = 'natural'"), 2);
+    assert_eq!(count(&conn, "select sum(pass_to_pass) from sft_samples"), 49);
+    // a file that is not SQLite is refused before SQLite sees it
+    let dir = temp_dir("samples");
+    let text = dir.join("samples.sqlite");
+    std::fs::write(&text, "instance_id,success\n").unwrap();
+    let err = sphragis::sft::pools::load_samples(&conn, &text).unwrap_err().to_string();
+    assert!(err.contains("samples.sqlite: not an SQLite database file"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn samples_database_with_unsaved_wal_changes_is_refused() {
+    let dir = temp_dir("wal");
+    let path = dir.join("samples.sqlite");
+    let db = rusqlite::Connection::open(&path).unwrap();
+    db.execute_batch(
+        "pragma journal_mode = wal; pragma wal_autocheckpoint = 0;
+         create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
+         insert into samples values ('a__a-1', 1, 'natural', 1, 1);",
+    )
+    .unwrap();
+    // the writer is still open: its rows are in samples.sqlite-wal, not in the main file
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = sphragis::sft::pools::load_samples(&conn, &path).unwrap_err().to_string();
+    assert!(err.contains("samples.sqlite-wal holds changes not yet in the database file"), "{err}");
+    // checkpointed into the main file, the same WAL-mode database loads from its bytes
+    db.execute_batch("pragma wal_checkpoint(truncate);").unwrap();
+    let f = loaded(sphragis::sft::pools::load_samples(&conn, &path));
+    assert_eq!(f.rows, 1);
+    drop(db);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn mini_swe_agent_load_ignores_a_report_beside_it() {
+    // SWE-bench folder layout: trajs/<id>/<id>.traj.json and logs/<id>/report.json
+    let dir = temp_dir("layout");
+    let audit = samples().join("sft/audit");
+    let id = "demo__env-1";
+    let traj = dir.join(format!("trajs/{id}/{id}.traj.json"));
+    std::fs::create_dir_all(traj.parent().unwrap()).unwrap();
+    std::fs::copy(audit.join(format!("{id}.traj.json")), &traj).unwrap();
+    let report = dir.join(format!("logs/{id}/report.json"));
+    std::fs::create_dir_all(report.parent().unwrap()).unwrap();
+    std::fs::copy(audit.join(format!("logs/{id}/report.json")), &report).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    loaded(sphragis::sft::store::load_trajectories(&conn, &traj, None));
+    // nothing from the report: no outcome, no verdict, one logged input
+    assert_eq!(count(&conn, "select count(*) from sft_outcomes"), 0);
+    assert_eq!(count(&conn, "select count(*) from sft_trajectories where declared_resolved is not null"), 0);
+    assert_eq!(count(&conn, "select count(*) from ingest_log"), 1);
+    // the outcome enters by `load outcomes`, logged with its own SHA-256
+    let f = loaded(sphragis::sft::store::load_outcome(&conn, &report));
+    assert_eq!(f.sha256, sha256_hex(&std::fs::read(&report).unwrap()));
+    assert_eq!(count(&conn, &format!("select count(*) from sft_outcomes where instance_id = '{id}' and resolved")), 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn thinking_lengths_record_the_tokenizer_sha256() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let tokenizer_path = samples().join("sft/tokenizer.json");
+    let tokenizer = TokenizerFile::read(&tokenizer_path).unwrap();
+    let sha = sha256_hex(&std::fs::read(&tokenizer_path).unwrap());
+    assert_eq!(tokenizer.sha256, sha);
+    let audit = samples().join("sft/audit");
+    let f = loaded(sphragis::sft::store::load_trajectories(&conn, &audit.join("thinking.jsonl"), Some(&tokenizer)));
+    loaded(sphragis::sft::store::load_trajectories(&conn, &audit.join("demo__fix-2.traj.json"), None));
+    // every re-tokenized length names its tokenizer; none without one
+    let (with_length, named): (i64, i64) = conn
+        .query_row(
+            &format!(
+                "select count(reasoning_tokens), count(*) filter (where reasoning_tokenizer_sha256 = '{sha}') \
+                 from sft_messages join sft_trajectories using (instance_id) where file_id = {}",
+                f.file_id
+            ),
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(with_length > 0);
+    assert_eq!(named, with_length);
+    assert_eq!(count(&conn, "select count(*) from sft_messages where reasoning_tokens is null and reasoning_tokenizer_sha256 is not null"), 0);
+    // the report's token figures name the tokenizer behind them
+    let named: String = conn
+        .query_row("select tokenizer_sha256 from sft_thinking_v1 where source = 'llamafactory'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(named, sha);
+    let unnamed: Option<String> = conn
+        .query_row("select tokenizer_sha256 from sft_thinking_v1 where source = 'mini-swe-agent'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(unnamed, None);
+    let options: String = conn.query_row("select options from ingest_log where file_id = ?", [f.file_id], |r| r.get(0)).unwrap();
+    assert_eq!(options, format!(r#"{{"tokenizer_sha256":"{sha}"}}"#));
+}
+
+#[test]
+fn same_bytes_whose_ids_collide_are_skipped_not_refused() {
+    // the second load's parse fails on ids already loaded; its bytes are then hashed to
+    // the end and found to be the first file's: reported as the same input
+    let dir = temp_dir("again");
+    let first = dir.join("a.jsonl");
+    std::fs::copy(samples().join("review/examples.jsonl"), &first).unwrap();
+    let second = dir.join("b.jsonl");
+    std::fs::copy(&first, &second).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let f = loaded(load(&conn, InputKind::Examples, &first, None, &mut |_| {}));
+    match load(&conn, InputKind::Examples, &second, None, &mut |_| {}).unwrap() {
+        LoadOutcome::AlreadyLoaded { earlier, .. } => assert_eq!(earlier.file_id, f.file_id),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(count(&conn, "select count(*) from ingest_log"), 1);
+    assert_eq!(count(&conn, "select count(*) from sph_log where command = 'load-skipped'"), 1);
+    // other bytes with a colliding id are an error naming both places
+    let third = dir.join("c.jsonl");
+    let mut text = std::fs::read_to_string(&first).unwrap();
+    text.push('\n');
+    std::fs::write(&third, text).unwrap();
+    let err = load(&conn, InputKind::Examples, &third, None, &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("is already loaded (file_id"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
