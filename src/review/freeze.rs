@@ -315,8 +315,8 @@ fn find_frozen(
     }
     // The file with the recorded bytes; else the first of this version; else the file
     // under the recorded name (what a user quoting that name would read).
-    let (mut by_version, mut by_name): (Option<(PathBuf, Vec<u8>)>, Option<(PathBuf, Vec<u8>)>) = (None, None);
-    let mut exact = None;
+    type Read = Option<(PathBuf, Vec<u8>)>;
+    let (mut by_version, mut by_name, mut exact): (Read, Read, Read) = (None, None, None);
     for candidate in &candidates {
         let path = folder.join(candidate);
         let bytes = match std::fs::read(&path) {
@@ -453,7 +453,8 @@ pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOpti
         }
     }
     // Without its inputs the version cannot be rebuilt: report what is known and stop.
-    if !changed.is_empty() || (!missing.is_empty() && !(file_differences.is_empty() && copy_differences.is_empty())) {
+    let frozen_differ = !file_differences.is_empty() || !copy_differences.is_empty();
+    if !changed.is_empty() || (!missing.is_empty() && frozen_differ) {
         let mut lines: Vec<String> = changed.into_iter().map(|l| format!("input file changed: {l}")).collect();
         lines.extend(missing.into_iter().map(|l| format!("input file missing: {l}")));
         lines.extend(file_differences);
