@@ -154,7 +154,10 @@ pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
         )
         .into());
     }
-    let mut table = crate::report::query(&conn, SPLIT_EXAMPLES_SQL, &[&args.version, &args.org, &args.split])?;
+    // Only an unsealed read attaches the companion database that holds sealed content.
+    let mut table = crate::review::sealed::with_content(&conn, sealed && args.unseal, || {
+        crate::report::query(&conn, SPLIT_EXAMPLES_SQL, &[&args.version, &args.org, &args.split])
+    })?;
     table.report = "examples".into();
     if sealed {
         conn.execute(

@@ -6,7 +6,7 @@ use super::store::ExampleWriter;
 use crate::db::ingest::{self, InputError, LoadOutcome, LoaderResult};
 use std::collections::HashMap;
 use crate::hash::ReadAhead;
-use anyhow::Result;
+use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::io::BufReader;
 use std::path::Path;
@@ -134,10 +134,15 @@ pub fn load(
         let (bytes, sha256) = reader.into_inner().finish()?;
         Ok(LoaderResult { rows, bytes, sha256 })
     });
-    match outcome {
+    let outcome = match outcome {
         Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen).unwrap_or(e)),
         other => other,
+    }?;
+    // Examples or windows arrived: move content that falls in a sealed window out of the main file.
+    if kind != ReviewKind::Labels {
+        super::sealed::seal(conn).with_context(|| format!("{}: loaded; sealing its sealed-window content", path.display()))?;
     }
+    Ok(outcome)
 }
 
 /// Marks a flush failure that may be an example id already in the database.
