@@ -235,3 +235,35 @@ fn examples_loaded_before_their_windows_are_sealed_when_the_windows_arrive() {
     assert_eq!(sealed_verdicts.len(), 33);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn refine_and_load_refuse_without_the_companion() {
+    let dir = scratch("withheld");
+    let db = dir.join("w.duckdb");
+    let companion = dir.join("w.duckdb.sealed.duckdb");
+    let conn = sphragis::db::open(&db).unwrap();
+    load(&conn, ReviewKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, ReviewKind::Examples, &samples().join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    assert!(companion.is_file());
+    let opts = RefineOptions { version: "v3".into(), base: None, rules: Rule::ALL.to_vec(), min_target_chars: 20 };
+    // Withheld: refine cannot judge wm-903000-1-a without its comment, and says so.
+    std::fs::rename(&companion, dir.join("elsewhere.duckdb")).unwrap();
+    let err = format!("{:#}", refine(&conn, &opts).unwrap_err());
+    assert!(err.contains("w.duckdb.sealed.duckdb: the sealed companion database is missing"), "{err}");
+    assert!(err.contains("content of the 1 sealed examples"), "{err}");
+    // Loading more sealed content would start a second, partial companion: refused whole.
+    let err = format!("{:#}", load(&conn, ReviewKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap_err());
+    assert!(err.contains("the sealed companion database is missing"), "{err}");
+    let examples: i64 = conn.query_row("select count(*) from review_examples", [], |r| r.get(0)).unwrap();
+    assert_eq!(examples, 18, "nothing of openstack.jsonl is loaded");
+    // A companion that lacks a sealed example is refused too.
+    std::fs::rename(dir.join("elsewhere.duckdb"), &companion).unwrap();
+    {
+        let c = Connection::open(&companion).unwrap();
+        c.execute("delete from sealed_examples where example_id = 'wm-903000-1-a'", []).unwrap();
+    }
+    let err = format!("{:#}", refine(&conn, &opts).unwrap_err());
+    assert!(err.contains("lacks the content of 1 sealed examples (first wm-903000-1-a)"), "{err}");
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -77,6 +77,9 @@ pub fn load(
     if org.is_some_and(|o| o.trim().is_empty()) {
         anyhow::bail!("--org must not be empty");
     }
+    if kind != ReviewKind::Labels {
+        super::sealed::check_companion(conn)?;
+    }
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
     let mut seen: HashMap<String, i64> = HashMap::new();
     let outcome = ingest::load_file(conn, path, kind.name(), kind.loader_version(), options.as_deref(), |conn, file_id, file| {

@@ -77,13 +77,16 @@ pub fn sealed_count(conn: &Connection) -> Result<i64> {
 /// main file and listed in `sealed_content`; a failure between them leaves the content
 /// in both, and the next call finishes the move.
 ///
-/// Errors: the companion cannot be created or attached, or a write fails.
+/// Errors: content is already sealed but the companion is missing (a new one would hold
+/// only part of it); the companion cannot be created or attached, or a write fails.
 pub fn seal(conn: &Connection) -> Result<u64> {
     let pending: i64 = conn.query_row(&format!("select count(*) from ({TO_SEAL_SQL})"), [], |r| r.get(0))?;
     if pending == 0 {
         return Ok(0);
     }
     let Some(companion) = companion_path(conn)? else { return Ok(0) };
+    // A fresh companion beside a file that already sealed content would split it in two.
+    require_companion(conn, &companion)?;
     attach(conn, &companion, true)?;
     let moved = move_content(conn, &companion);
     let _ = conn.execute_batch("drop table if exists temp.sph_to_seal");
@@ -130,27 +133,64 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
     })
 }
 
+/// Checks, before a load, that content can be sealed: errors when this database already
+/// sealed content but its companion is not on disk (nothing is loaded then).
+pub fn check_companion(conn: &Connection) -> Result<()> {
+    match companion_path(conn)? {
+        Some(companion) => require_companion(conn, &companion),
+        None => Ok(()),
+    }
+}
+
+/// Errors when content is sealed but `companion` is not on disk.
+fn require_companion(conn: &Connection, companion: &Path) -> Result<()> {
+    let sealed = sealed_count(conn)?;
+    if sealed > 0 && !companion.is_file() {
+        bail!(
+            "{}: the sealed companion database is missing; it holds the content of the {sealed} sealed examples \
+             (restore it beside the database file)",
+            companion.display()
+        );
+    }
+    Ok(())
+}
+
 /// Runs `work` with the temporary views `review_examples_content` and
 /// `review_comments_content` defined on `conn`: with the sealed examples' content read
 /// from the companion when `include_sealed` (and any is sealed), else the main tables as
 /// they are. The views and the companion are gone when it returns.
 ///
-/// Errors: `include_sealed`, content is sealed and the companion is missing (it names the
-/// file); whatever `work` returns.
+/// Errors: `include_sealed`, content is sealed and the companion is missing or lacks the
+/// content of a sealed example (it names the file); whatever `work` returns.
 pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnce() -> Result<T>) -> Result<T> {
     let attached = if include_sealed && sealed_count(conn)? > 0 {
         let Some(companion) = companion_path(conn)? else {
             bail!("this database lists sealed content but has no file beside which a companion could be")
         };
-        if !companion.is_file() {
+        require_companion(conn, &companion)?;
+        attach(conn, &companion, false)?;
+        // Every sealed example's content must be there, or verdicts would be computed on nothing.
+        let lacking: (i64, Option<String>) = match conn.query_row(
+            "select count(*), min(example_id) from sealed_content \
+             where example_id not in (select example_id from sph_sealed.sealed_examples)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        ) {
+            Ok(row) => row,
+            Err(e) => {
+                detach(conn);
+                return Err(anyhow::Error::from(e).context(format!("{}: not a sealed companion database", companion.display())));
+            }
+        };
+        if let (n @ 1.., first) = lacking {
+            detach(conn);
             bail!(
-                "{}: the sealed companion database is missing; it holds the content of the {} sealed examples \
-                 (restore it beside the database file)",
+                "{}: the sealed companion database lacks the content of {n} sealed examples (first {}); \
+                 restore the companion that was made with this database",
                 companion.display(),
-                sealed_count(conn)?
+                first.unwrap_or_default()
             );
         }
-        attach(conn, &companion, false)?;
         true
     } else {
         false
