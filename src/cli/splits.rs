@@ -59,7 +59,8 @@ pub struct ExamplesArgs {
     /// The split (window name).
     #[arg(long)]
     pub split: String,
-    /// Open a sealed split; the use is logged in the database (sph_log).
+    /// Open a sealed split, reading its content from the companion database
+    /// <db>.sealed.duckdb; the use is logged in the database (sph_log).
     #[arg(long)]
     pub unseal: bool,
     /// Output format.
