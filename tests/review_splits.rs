@@ -419,3 +419,30 @@ fn freeze_refuses_orgs_without_split() {
     assert_eq!(selection("v7"), "all");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn verify_of_a_version_frozen_before_the_folder_was_recorded_needs_frozen_dir() {
+    let dir = scratch("legacy");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    // As a database frozen before migration 0007: no folder, file records only from its backfill.
+    conn.execute_batch("delete from frozen_versions; delete from frozen_files").unwrap();
+    let m7 = sphragis::db::migrations::MIGRATIONS.iter().find(|m| m.version == 7).unwrap();
+    let backfill: Vec<&str> = m7.sql.split(';').filter(|s| s.contains("insert into frozen_files")).collect();
+    assert_eq!(backfill.len(), 2);
+    for statement in backfill {
+        conn.execute_batch(statement).unwrap();
+    }
+    let err = verify_reproduce(&conn, "v3").unwrap_err().to_string();
+    assert!(err.contains("frozen before sphragis recorded the folder of its files; pass that folder with --frozen DIR"), "{err}");
+    // The backfilled SHA-256s are those of the files freeze wrote.
+    let given = VerifyOptions { frozen: Some(out.clone()) };
+    assert_eq!(verify_reproduce_with(&conn, "v3", &given).unwrap(), Vec::<String>::new());
+    let (manifest_path, _) = frozen_paths(&out);
+    let sha: String = conn
+        .query_row("select sha256 from frozen_files where version = 'v3' and role = 'manifest'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(sha, sphragis::hash::sha256_hex(&std::fs::read(&manifest_path).unwrap()));
+    std::fs::remove_dir_all(dir).unwrap();
+}
