@@ -204,7 +204,15 @@ fn usage_errors_exit_2_and_frozen_versions_refuse_refine() {
     let examples = samples().join("examples.jsonl");
     s.ok(&["load", "examples", examples.to_str().unwrap()]);
     s.ok(&["refine", "--version", "v1"]);
-    s.ok(&["freeze", "--version", "v1"]);
+    let out = s.run(&["freeze", "--version", "v1"]);
+    assert_eq!(out.status.code(), Some(1), "orgs without a split are not left out silently");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // no orgs file: jenkins-bot is no service account, so wikimedia keeps wm-901400 too
+    // (12 built - 1 rebase - 4 suggested - 1 applied fix = 6); qt keeps 3 (tests/review_samples.rs)
+    assert!(stderr.contains("qt (3 kept examples, no split computed), wikimedia (6 kept examples, no split computed)"), "{stderr}");
+    let said = s.ok(&["freeze", "--version", "v1", "--allow-partial"]);
+    assert_eq!(said.lines().count(), 1, "one status line: {said}");
+    assert!(said.contains("left out: qt (3 kept examples, no split computed), wikimedia (6 kept"), "{said}");
     let out = s.run(&["refine", "--version", "v1"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("frozen"));
@@ -301,6 +309,37 @@ fn sealed_split_needs_unseal_and_verify_exits_3_on_a_changed_input() {
     assert_eq!(out.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&out.stderr).contains("openstack.jsonl (file_id 2, examples): sha256 was"));
     assert_eq!(s.run(&["verify", "--version", "v3"]).status.code(), Some(2), "--reproduce is required");
+}
+
+#[test]
+fn verify_exits_3_naming_a_frozen_file_edited_on_disk() {
+    let s = Scratch::new("frozen-on-disk");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    s.ok(&["refine", "--version", "v3"]);
+    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
+    let said = s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    assert!(said.ends_with("froze version v3 (1 org(s) written: openstack)\n"), "{said}");
+    assert_eq!(s.ok(&["verify", "--reproduce", "--version", "v3"]), "clean\n");
+    // The criteria file a user quotes says size floor 5; the rebuild says 4.
+    let criteria = s.dir.join("frozen/split-criteria-openstack.json");
+    let text = std::fs::read_to_string(&criteria).unwrap();
+    std::fs::write(&criteria, text.replace("\"size_floor\": 4,", "\"size_floor\": 5,")).unwrap();
+    let out = s.run(&["verify", "--reproduce", "--version", "v3"]);
+    assert_eq!(out.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("split-criteria-openstack.json: criteria size_floor: frozen 5 → reproduced 4"), "{stdout}");
+    assert!(stdout.contains("split-criteria-openstack.json: sha256 is "), "{stdout}");
+    std::fs::write(&criteria, text).unwrap();
+    // Published elsewhere: the recorded folder no longer has the files, --frozen names it.
+    std::fs::rename(s.dir.join("frozen"), s.dir.join("published")).unwrap();
+    let out = s.run(&["verify", "--reproduce", "--version", "v3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("manifest-openstack-v3.json is missing"));
+    assert_eq!(s.ok(&["verify", "--reproduce", "--version", "v3", "--frozen", "published"]), "clean\n");
 }
 
 #[test]

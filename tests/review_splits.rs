@@ -14,8 +14,10 @@
 //! target_in_comment: os-831000-a1's comment holds its target: a 1 of 4, b 0 of 5.
 
 use duckdb::Connection;
-use sphragis::review::freeze::{VerifyError, freeze, verify_reproduce};
 use sphragis::ingest::InputKind;
+use sphragis::review::freeze::{
+    FreezeOptions, VerifyError, VerifyOptions, freeze, freeze_with, verify_reproduce, verify_reproduce_with,
+};
 use sphragis::review::load::load;
 use sphragis::review::refine::{RefineOptions, Rule, refine};
 use sphragis::review::splits;
@@ -224,5 +226,224 @@ fn freezing_a_newer_version_keeps_the_older_criteria_file() {
     let new: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("split-criteria-openstack.json")).unwrap()).unwrap();
     assert_eq!((old["version"].as_str(), new["version"].as_str()), (Some("v3"), Some("v4")));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The files freeze wrote into `out` for openstack v3.
+fn frozen_paths(out: &Path) -> (PathBuf, PathBuf) {
+    (out.join("manifest-openstack-v3.json"), out.join("split-criteria-openstack.json"))
+}
+
+#[test]
+fn verify_detects_manifest_edited_on_disk() {
+    let dir = scratch("manifest-on-disk");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    let (manifest_path, _) = frozen_paths(&out);
+    // Move os-834000-d1 from dev to train in the file a user would quote; the database's
+    // copy is untouched.
+    let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let dev = manifest["splits"]["dev"].as_array_mut().unwrap();
+    let at = dev.iter().position(|id| id == "os-834000-d1").unwrap();
+    dev.remove(at);
+    manifest["splits"]["train"].as_array_mut().unwrap().push("os-834000-d1".into());
+    let before = sphragis::hash::sha256_hex(&std::fs::read(&manifest_path).unwrap());
+    let text = serde_json::to_string_pretty(&manifest).unwrap() + "\n";
+    std::fs::write(&manifest_path, &text).unwrap();
+    let now = sphragis::hash::sha256_hex(text.as_bytes());
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    let file = manifest_path.display().to_string();
+    assert_eq!(diffs.len(), 3, "{diffs:#?}");
+    assert_eq!(diffs[0], format!("frozen file {file}: sha256 is {now}, freeze recorded {before}"));
+    assert_eq!(diffs[1], format!("{file}: example os-834000-d1 moved from train to dev"));
+    assert!(diffs[2].starts_with(&format!("{file}: the frozen manifest's root")), "{diffs:#?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn verify_detects_criteria_edited_on_disk() {
+    let dir = scratch("criteria-on-disk");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    let (_, criteria_path) = frozen_paths(&out);
+    let text = std::fs::read_to_string(&criteria_path).unwrap();
+    assert!(text.contains("\"size_floor\": 4,"), "{text}");
+    std::fs::write(&criteria_path, text.replace("\"size_floor\": 4,", "\"size_floor\": 5,")).unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    let file = criteria_path.display().to_string();
+    assert_eq!(diffs.len(), 2, "{diffs:#?}");
+    assert!(diffs[0].starts_with(&format!("frozen file {file}: sha256 is ")), "{diffs:#?}");
+    assert_eq!(diffs[1], format!("{file}: criteria size_floor: frozen 5 → reproduced 4"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn verify_detects_missing_frozen_file() {
+    let dir = scratch("missing-frozen");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    let (manifest_path, _) = frozen_paths(&out);
+    std::fs::remove_file(&manifest_path).unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    assert_eq!(
+        diffs,
+        vec![format!(
+            "frozen file {} is missing (the manifest of openstack in v3; looked for manifest-openstack-v3.json)",
+            manifest_path.display()
+        )]
+    );
+    // Missing frozen files are a mismatch even when an input changed too: all named at once.
+    let input = dir.join("openstack.jsonl");
+    let text = std::fs::read_to_string(&input).unwrap().replacen("chatty", "Chatty", 1);
+    std::fs::write(&input, text).unwrap();
+    let err = verify_reproduce(&conn, "v3").unwrap_err();
+    let Some(VerifyError::Changed(lines)) = err.downcast_ref::<VerifyError>() else { panic!("{err}") };
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert!(lines[0].starts_with("input file changed: ") && lines[0].contains("openstack.jsonl (file_id 2, examples)"));
+    assert!(lines[1].contains("manifest-openstack-v3.json is missing"), "{lines:#?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn verify_finds_older_criteria_under_its_kept_name() {
+    let dir = scratch("older-criteria");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    refine(&conn, &opts("v4")).unwrap();
+    splits::compute(&conn, "v4", Some("openstack")).unwrap();
+    freeze(&conn, "v4", &out).unwrap();
+    let kept = out.join("split-criteria-openstack-v3.json");
+    assert!(kept.is_file());
+    assert_eq!(verify_reproduce(&conn, "v3").unwrap(), Vec::<String>::new());
+    assert_eq!(verify_reproduce(&conn, "v4").unwrap(), Vec::<String>::new());
+    // A record that still names the old name (renamed from another spelling of the
+    // folder) is found under the kept name too.
+    conn.execute("update frozen_files set file_name = 'split-criteria-openstack.json' where version = 'v3' and role = 'criteria'", [])
+        .unwrap();
+    assert_eq!(verify_reproduce(&conn, "v3").unwrap(), Vec::<String>::new());
+    conn.execute("update frozen_files set file_name = 'split-criteria-openstack-v3.json' where version = 'v3' and role = 'criteria'", [])
+        .unwrap();
+    // An edit of the older version's kept file is named by its kept name.
+    let text = std::fs::read_to_string(&kept).unwrap();
+    std::fs::write(&kept, text.replace("\"size_floor\": 4,", "\"size_floor\": 3,")).unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    assert!(diffs.contains(&format!("{}: criteria size_floor: frozen 3 → reproduced 4", kept.display())), "{diffs:#?}");
+    // Gone: the newer version's file under the plain name is not taken for it.
+    std::fs::remove_file(&kept).unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    assert_eq!(diffs.len(), 1, "{diffs:#?}");
+    assert!(diffs[0].contains("is missing (the criteria of openstack in v3"), "{diffs:#?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn verify_reads_the_folder_given_with_frozen() {
+    let dir = scratch("frozen-dir");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    let recorded: String =
+        conn.query_row("select folder from frozen_versions where version = 'v3'", [], |r| r.get(0)).unwrap();
+    assert_eq!(Path::new(&recorded), out);
+    let moved = dir.join("published");
+    std::fs::rename(&out, &moved).unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    assert_eq!(diffs.len(), 2, "both files are missing from the recorded folder: {diffs:#?}");
+    let given = VerifyOptions { frozen: Some(moved.clone()) };
+    assert_eq!(verify_reproduce_with(&conn, "v3", &given).unwrap(), Vec::<String>::new());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn freeze_refuses_orgs_without_split() {
+    let dir = scratch("partial");
+    let conn = build(Path::new(":memory:"), &dir);
+    load(&conn, InputKind::Examples, &samples().join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v4")).unwrap();
+    splits::compute(&conn, "v4", Some("openstack")).unwrap();
+    let out = dir.join("frozen");
+    // v4 keeps wikimedia 5 and qt 3 (tests/review_samples.rs) beside openstack's 14.
+    let err = freeze(&conn, "v4", &out).unwrap_err().to_string();
+    assert!(
+        err.contains("qt (3 kept examples, no split computed), wikimedia (5 kept examples, no split computed)"),
+        "{err}"
+    );
+    assert!(err.contains("--org") && err.contains("--allow-partial"), "{err}");
+    let frozen_at: Option<String> =
+        conn.query_row("select frozen_at::varchar from corpus_versions where version = 'v4'", [], |r| r.get(0)).unwrap();
+    assert_eq!(frozen_at, None, "a refused freeze freezes nothing");
+    assert!(!out.exists(), "a refused freeze writes nothing");
+    let exclusions = |version: &str| -> Vec<(String, i64, String)> {
+        let mut stmt =
+            conn.prepare("select org, kept_examples, reason from frozen_exclusions where version = ? order by org").unwrap();
+        stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let selection = |version: &str| -> String {
+        conn.query_row("select selection from frozen_versions where version = ?", [version], |r| r.get(0)).unwrap()
+    };
+    // Named with --org: the others are left out, recorded.
+    let named = FreezeOptions { orgs: vec!["openstack".into()], allow_partial: false };
+    let summary = freeze_with(&conn, "v4", &out, &named).unwrap();
+    assert_eq!(summary.frozen_orgs, vec!["openstack".to_string()]);
+    assert_eq!(summary.written.len(), 2);
+    let no_split = |org: &str, n: i64| (org.to_string(), n, "no split computed".to_string());
+    assert_eq!(exclusions("v4"), vec![no_split("qt", 3), no_split("wikimedia", 5)]);
+    assert_eq!(selection("v4"), "orgs");
+    // --allow-partial: the same orgs left out, recorded as such.
+    refine(&conn, &opts("v5")).unwrap();
+    splits::compute(&conn, "v5", Some("openstack")).unwrap();
+    let partial = FreezeOptions { orgs: vec![], allow_partial: true };
+    let summary = freeze_with(&conn, "v5", &dir.join("frozen5"), &partial).unwrap();
+    assert_eq!(summary.left_out.len(), 2);
+    assert_eq!(exclusions("v5"), vec![no_split("qt", 3), no_split("wikimedia", 5)]);
+    assert_eq!(selection("v5"), "allow-partial");
+    // Every org split, one named: the rest left out as not named.
+    refine(&conn, &opts("v6")).unwrap();
+    splits::compute(&conn, "v6", None).unwrap();
+    let err = freeze_with(&conn, "v6", &dir.join("frozen6"), &FreezeOptions { orgs: vec!["gerrit".into()], allow_partial: false })
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("version v6 keeps no examples of org gerrit"), "{err}");
+    freeze_with(&conn, "v6", &dir.join("frozen6"), &FreezeOptions { orgs: vec!["qt".into()], allow_partial: false }).unwrap();
+    let not_named = |org: &str, n: i64| (org.to_string(), n, "not named with --org".to_string());
+    assert_eq!(exclusions("v6"), vec![not_named("openstack", 14), not_named("wikimedia", 5)]);
+    // Every org split and none named: nothing left out.
+    refine(&conn, &opts("v7")).unwrap();
+    splits::compute(&conn, "v7", None).unwrap();
+    let summary = freeze(&conn, "v7", &dir.join("frozen7")).unwrap();
+    assert_eq!(summary.frozen_orgs, vec!["openstack".to_string(), "qt".into(), "wikimedia".into()]);
+    assert!(exclusions("v7").is_empty());
+    assert_eq!(selection("v7"), "all");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn verify_of_a_version_frozen_before_the_folder_was_recorded_needs_frozen_dir() {
+    let dir = scratch("legacy");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    // As a database frozen before migration 0007: no folder, file records only from its backfill.
+    conn.execute_batch("delete from frozen_versions; delete from frozen_files").unwrap();
+    let m7 = sphragis::db::migrations::MIGRATIONS.iter().find(|m| m.version == 7).unwrap();
+    let backfill: Vec<&str> = m7.sql.split(';').filter(|s| s.contains("insert into frozen_files")).collect();
+    assert_eq!(backfill.len(), 2);
+    for statement in backfill {
+        conn.execute_batch(statement).unwrap();
+    }
+    let err = verify_reproduce(&conn, "v3").unwrap_err().to_string();
+    assert!(err.contains("frozen before sphragis recorded the folder of its files; pass that folder with --frozen DIR"), "{err}");
+    // The backfilled SHA-256s are those of the files freeze wrote.
+    let given = VerifyOptions { frozen: Some(out.clone()) };
+    assert_eq!(verify_reproduce_with(&conn, "v3", &given).unwrap(), Vec::<String>::new());
+    let (manifest_path, _) = frozen_paths(&out);
+    let sha: String = conn
+        .query_row("select sha256 from frozen_files where version = 'v3' and role = 'manifest'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(sha, sphragis::hash::sha256_hex(&std::fs::read(&manifest_path).unwrap()));
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,6 +1,8 @@
 -- refine step 1: comment verdicts of one corpus version (SPEC §2.2), stored as columns.
 -- Parameters: $1 version name; $2 min_target_chars (integer); $3 service_account rule on (boolean).
 -- Calls the sph_ scalar functions, which only sphragis connections have; views never do.
+-- Reads content through the temporary views review_comments_content / review_examples_content
+-- (sealed examples' content from the companion database, see src/review/sealed.rs).
 insert into refine_comments
 with judged as (
     select
@@ -14,8 +16,8 @@ with judged as (
         sph_fence_loose(c.message) as fence_loose,
         sph_fix_applied(c.message) as fix_applied,
         coalesce(sph_target_in_comment(e.target, c.message, $2::integer), false) as target_quoted
-    from review_comments as c
-    join review_examples as e on e.example_id = c.example_id
+    from review_comments_content as c
+    join review_examples_content as e on e.example_id = c.example_id
     left join org_service_accounts as sa on sa.org = e.org and sa.account_id = c.author_id
 )
 select

@@ -6,7 +6,8 @@
 -- the earliest (created_at, then example_id) is kept; a kept example with an earlier twin
 -- that a rule removed is 'resurrected'. Examples without a hunk or target are not deduped.
 -- The org's registration (windows, halves) is copied onto every row, so later orgs files
--- change no figure of this version.
+-- change no figure of this version. Hunks and targets are read through the temporary view
+-- review_examples_content (sealed examples' content from the companion database).
 insert into refine_examples
 with kept_comments as (
     select * from refine_comments where version = $1
@@ -28,7 +29,7 @@ agg as (
         coalesce(bool_or(c.fence_loose) filter (where not c.dropped), false) as fence_loose,
         coalesce(bool_or(c.fix_applied) filter (where not c.dropped), false) as applied_fix,
         coalesce(bool_or(c.target_quoted) filter (where not c.dropped), false) as target_in_comment
-    from review_examples as e
+    from review_examples_content as e
     left join kept_comments as c on c.example_id = e.example_id
     group by all
 ),

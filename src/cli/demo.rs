@@ -1,7 +1,8 @@
 //! `sphragis demo`: the main job on the bundled samples — build a database from
 //! `data-samples/review/`, refine v2 (service accounts, rebase successors, dedup) and v3
 //! (all rules, reconciled against v2), split v3 into the registered windows and halves,
-//! freeze it (criteria and manifests into `<demo-db>.frozen/`), check it with
+//! freeze it (criteria and manifests into `<demo-db>.frozen/`; the sealed window's content
+//! in `<demo-db>.sealed.duckdb`), check it with
 //! `verify --reproduce`, load the SFT audit samples (`data-samples/sft/audit/`), and print
 //! every report.
 
@@ -75,7 +76,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         )
         .into());
     }
-    for suffix in ["", ".wal"] {
+    for suffix in ["", ".wal", ".sealed.duckdb", ".sealed.duckdb.wal"] {
         let path = PathBuf::from(format!("{}{suffix}", db.display()));
         if path.exists() {
             std::fs::remove_file(&path)?;
@@ -102,6 +103,11 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
             say(format!("loaded {} {} ({} rows, sha256 {})", f.kind, display(&path), f.rows, f.sha256));
         }
     }
+    say(format!(
+        "sealed window content: {} examples kept in {}",
+        crate::review::sealed::sealed_count(&conn)?,
+        crate::review::sealed::companion_of(&db).display()
+    ));
     let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
     for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
         let s = refine(

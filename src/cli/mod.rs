@@ -41,10 +41,13 @@ pub enum Command {
     /// Place a version's kept examples in the registered windows and halves.
     Split(splits::SplitArgs),
     /// Freeze a version: write split-criteria-<org>.json and manifest-<org>-<version>.json
-    /// per org with a split, and make the version immutable.
+    /// per org with a split, record the folder and each file's SHA-256, and make the
+    /// version immutable (refused while an org with kept examples has no split, unless
+    /// --org or --allow-partial leaves it out).
     Freeze(splits::FreezeArgs),
-    /// Check a frozen version: rebuild it from its input files in a scratch database and
-    /// compare manifests and criteria (exit 3 on any difference).
+    /// Check a frozen version: its frozen files against their recorded SHA-256, then
+    /// rebuild it from its input files in a scratch database and compare the files'
+    /// manifests and criteria (exit 3 on any difference, naming the file).
     Verify(splits::VerifyArgs),
     /// Show the content of the examples in one split (a sealed split needs --unseal).
     Examples(splits::ExamplesArgs),

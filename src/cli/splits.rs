@@ -1,7 +1,7 @@
 //! `sphragis split`, `freeze`, `verify --reproduce` and `examples`.
 
 use super::{CliError, FormatArg};
-use crate::review::freeze::{VerifyError, freeze as freeze_version, verify_reproduce};
+use crate::review::freeze::{FreezeOptions, VerifyError, VerifyOptions, describe, freeze_with, verify_reproduce_with};
 use crate::review::splits;
 use std::path::{Path, PathBuf};
 
@@ -20,9 +20,18 @@ pub struct FreezeArgs {
     /// The corpus version to freeze.
     #[arg(long = "version", value_name = "NAME")]
     pub version: String,
-    /// Folder for split-criteria-<org>.json and manifest-<org>-<version>.json.
+    /// Folder for split-criteria-<org>.json and manifest-<org>-<version>.json (recorded
+    /// in the database: verify finds the files there).
     #[arg(long, default_value = "frozen")]
     pub out: PathBuf,
+    /// Freeze only these orgs (repeat or comma-separate); every other org with kept
+    /// examples is left out, and recorded as left out.
+    #[arg(long = "org", value_name = "ORG", value_delimiter = ',')]
+    pub orgs: Vec<String>,
+    /// Leave out orgs with kept examples but no computed split (recorded) instead of
+    /// refusing the freeze.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -33,6 +42,10 @@ pub struct VerifyArgs {
     /// The frozen version to check.
     #[arg(long = "version", value_name = "NAME")]
     pub version: String,
+    /// The folder holding the version's frozen files [default: the folder freeze wrote,
+    /// as recorded in the database].
+    #[arg(long, value_name = "DIR")]
+    pub frozen: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -46,7 +59,8 @@ pub struct ExamplesArgs {
     /// The split (window name).
     #[arg(long)]
     pub split: String,
-    /// Open a sealed split; the use is logged in the database (sph_log).
+    /// Open a sealed split, reading its content from the companion database
+    /// <db>.sealed.duckdb; the use is logged in the database (sph_log).
     #[arg(long)]
     pub unseal: bool,
     /// Output format.
@@ -64,24 +78,31 @@ pub fn split(db: &Path, args: SplitArgs) -> Result<(), CliError> {
 
 pub fn freeze(db: &Path, args: FreezeArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
-    let summary = freeze_version(&conn, &args.version, &args.out)?;
+    let opts = FreezeOptions { orgs: args.orgs, allow_partial: args.allow_partial };
+    let summary = freeze_with(&conn, &args.version, &args.out, &opts)?;
     for (from, to) in &summary.renamed {
         println!("kept {} as {}", from.display(), to.display());
     }
     for path in &summary.written {
         println!("wrote {}", path.display());
     }
-    if summary.written.is_empty() {
-        println!("froze version {} (no split computed: no criteria or manifest written)", args.version);
+    let frozen = if summary.frozen_orgs.is_empty() {
+        "no org has a split: no criteria or manifest written".to_string()
     } else {
-        println!("froze version {}", args.version);
-    }
+        format!("{} org(s) written: {}", summary.frozen_orgs.len(), summary.frozen_orgs.join(", "))
+    };
+    let left_out = if summary.left_out.is_empty() {
+        String::new()
+    } else {
+        format!("; left out: {}", describe(&summary.left_out))
+    };
+    println!("froze version {} ({frozen}{left_out})", args.version);
     Ok(())
 }
 
 pub fn verify(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
-    match verify_reproduce(&conn, &args.version) {
+    match verify_reproduce_with(&conn, &args.version, &VerifyOptions { frozen: args.frozen }) {
         Ok(differences) if differences.is_empty() => {
             println!("clean");
             Ok(())
@@ -134,7 +155,10 @@ pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
         )
         .into());
     }
-    let mut table = crate::report::query(&conn, SPLIT_EXAMPLES_SQL, &[&args.version, &args.org, &args.split])?;
+    // Only an unsealed read attaches the companion database that holds sealed content.
+    let mut table = crate::review::sealed::with_content(&conn, sealed && args.unseal, || {
+        crate::report::query(&conn, SPLIT_EXAMPLES_SQL, &[&args.version, &args.org, &args.split])
+    })?;
     table.report = "examples".into();
     if sealed {
         conn.execute(

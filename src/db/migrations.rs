@@ -61,6 +61,12 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../migrations/0006_input_hashes.sql"),
     },
     Migration {
+        version: 7,
+        description: "freeze_sealed",
+        file: "0007_freeze_sealed.sql",
+        sql: include_str!("../../migrations/0007_freeze_sealed.sql"),
+    },
+    Migration {
         version: 8,
         description: "sql_registry",
         file: "0008_sql_registry.sql",
@@ -171,7 +177,7 @@ mod tests {
         let registered: Vec<&str> = MIGRATIONS.iter().map(|m| m.file).collect();
         assert_eq!(files, registered);
         for (i, m) in MIGRATIONS.iter().enumerate() {
-            assert_eq!(m.version as usize, i + 1);
+            assert_eq!(m.version as usize, i + 1, "migrations are numbered 1, 2, 3, ... without gaps");
             assert_eq!(m.file, format!("{:04}_{}.sql", m.version, m.description));
         }
     }

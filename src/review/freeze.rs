@@ -1,40 +1,96 @@
-//! Freezing a version and `verify --reproduce` (SPEC §2.4, §1 principle 5).
+//! Freezing a version and `verify --reproduce` (SPEC §2.4, §1 principle 5, issue 8 §3b).
 //!
 //! `freeze` writes, per org with a computed split, `split-criteria-<org>.json` (the
 //! criteria views' figures) and `manifest-<org>-<version>.json` (sorted example ids per
-//! split, one SHA-256 root), records both texts in `frozen_manifests`, and marks the
-//! version immutable. A criteria file of another version already in the folder is kept
-//! as `split-criteria-<org>-<its version>.json`.
+//! split, one SHA-256 root), records both texts in `frozen_manifests`, the folder in
+//! `frozen_versions` and each file's name, SHA-256 and size in `frozen_files`, and marks
+//! the version immutable. A criteria file of another version already in the folder is
+//! kept as `split-criteria-<org>-<its version>.json` (and that version's record follows
+//! the rename). An org whose kept examples have no split is never left out silently:
+//! freeze refuses unless the orgs to freeze are named (`--org`) or the partial freeze is
+//! allowed (`--allow-partial`); either way the orgs left out are recorded in
+//! `frozen_exclusions`.
 //!
-//! `verify --reproduce` checks that every input file the version was built from is
-//! still on disk with the same SHA-256, rebuilds the version from those files in a
-//! scratch in-memory database (nothing refetched), recomputes its splits, and compares
-//! manifests and criteria with what freeze recorded.
+//! `verify --reproduce` checks the files a user quotes, where they live (the recorded
+//! folder, or the one given): each must be there with the SHA-256 freeze recorded. It
+//! checks every input file the version was built from is still on disk with the same
+//! SHA-256, rebuilds the version from those files in a scratch in-memory database
+//! (nothing refetched), recomputes its splits, and compares the frozen files' content and
+//! the database's copies with the rebuild. Every difference names the file or org it is in.
 
 use super::load::load;
 use super::refine::{RefineOptions, Rule, refine};
 use super::splits;
 use crate::ingest::{Corpus, InputKind};
+use crate::hash::sha256_hex;
 use anyhow::{Context, Result, bail};
 use duckdb::{Connection, params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Which orgs of a version `freeze` writes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FreezeOptions {
+    /// Freeze only these orgs; each must have a computed split. Every other org with kept
+    /// examples is left out (recorded). Empty: every org with a split, and refuse when an
+    /// org with kept examples has none (unless `allow_partial`).
+    pub orgs: Vec<String>,
+    /// Leave out orgs with kept examples but no computed split (recorded) instead of
+    /// refusing the freeze.
+    pub allow_partial: bool,
+}
+
+/// An org with kept examples that a freeze left out: no manifest or criteria file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOut {
+    pub org: String,
+    /// Examples of the org the version keeps.
+    pub kept_examples: i64,
+    /// `no split computed` or `not named with --org`.
+    pub reason: &'static str,
+}
+
 /// What freeze wrote.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FreezeSummary {
     pub version: String,
+    /// The folder, as an absolute path (recorded in `frozen_versions`).
+    pub folder: PathBuf,
+    /// Orgs whose manifest and criteria were written, sorted.
+    pub frozen_orgs: Vec<String>,
+    /// Orgs with kept examples left out, sorted by org.
+    pub left_out: Vec<LeftOut>,
     /// Files written, and criteria files of older versions renamed (from, to).
     pub written: Vec<PathBuf>,
     pub renamed: Vec<(PathBuf, PathBuf)>,
 }
 
+/// Freezes every org of `version` that has a split, refusing when an org with kept
+/// examples has none: [`freeze_with`] with default options.
+pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSummary> {
+    freeze_with(conn, version, out, &FreezeOptions::default())
+}
+
+/// The `selection` recorded in `frozen_versions`.
+fn selection(opts: &FreezeOptions, left_out: &[LeftOut]) -> &'static str {
+    if !opts.orgs.is_empty() {
+        "orgs"
+    } else if !left_out.is_empty() {
+        "allow-partial"
+    } else {
+        "all"
+    }
+}
+
 /// Freezes `version`, writing criteria and manifest files into `out`.
 ///
 /// Errors (nothing written, version not frozen): the version does not exist or is
-/// frozen already; a file cannot be written.
-pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSummary> {
+/// frozen already; an org with kept examples has no computed split and neither
+/// `opts.orgs` nor `opts.allow_partial` leaves it out explicitly (the message lists
+/// every such org with its kept examples); an org named in `opts.orgs` has no split;
+/// a file cannot be written.
+pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOptions) -> Result<FreezeSummary> {
     let state: Option<Option<String>> = conn
         .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
         .ok();
@@ -45,10 +101,49 @@ pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSumm
     }
     let mut stmt = conn.prepare("select org from split_runs where version = ? order by org")?;
     let runs: Vec<String> = stmt.query_map([version], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
+    let mut stmt = conn.prepare(
+        "select org, count(*) from refine_examples where version = ? and kept group by org order by org",
+    )?;
+    let kept: Vec<(String, i64)> =
+        stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
+    let mut named: Vec<String> = opts.orgs.iter().map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect();
+    named.sort();
+    named.dedup();
+    if !opts.orgs.is_empty() && named.is_empty() {
+        bail!("--org names no org");
+    }
+    for org in &named {
+        if !runs.contains(org) {
+            if kept.iter().any(|(o, _)| o == org) {
+                bail!("org {org} has no split in version {version}; compute it with `sphragis split --version {version} --org {org}`");
+            }
+            bail!("version {version} keeps no examples of org {org} and has no split for it");
+        }
+    }
+    let frozen_orgs: Vec<String> = if named.is_empty() { runs.clone() } else { named.clone() };
+    let left_out: Vec<LeftOut> = kept
+        .iter()
+        .filter(|(org, _)| !frozen_orgs.contains(org))
+        .map(|(org, n)| LeftOut {
+            org: org.clone(),
+            kept_examples: *n,
+            reason: if runs.contains(org) { "not named with --org" } else { "no split computed" },
+        })
+        .collect();
+    if named.is_empty() && !left_out.is_empty() && !opts.allow_partial {
+        bail!(
+            "version {version} keeps examples in {} without a split: {}; compute their splits \
+             (`sphragis split --version {version}`), name the orgs to freeze with --org, or leave them out \
+             with --allow-partial (recorded in the freeze record)",
+            if left_out.len() == 1 { "an org" } else { "orgs" },
+            describe(&left_out)
+        );
+    }
+    let folder = std::path::absolute(out).with_context(|| format!("{}: not a usable folder", out.display()))?;
     let last_file_id: i32 =
         conn.query_row("select inputs_up_to from corpus_versions where version = ?", [version], |r| r.get(0))?;
     let mut files = Vec::new();
-    for org in &runs {
+    for org in &frozen_orgs {
         let (root, manifest) = splits::manifest(conn, version, org)?;
         let criteria = splits::criteria(conn, version, org)?;
         files.push((
@@ -64,29 +159,67 @@ pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSumm
                 "insert into frozen_manifests values (?, ?, ?, ?, ?, ?, current_timestamp)",
                 params![version, org, root, manifest, criteria, last_file_id],
             )?;
+            for (role, name, text) in [
+                ("manifest", format!("manifest-{org}-{version}.json"), manifest),
+                ("criteria", format!("split-criteria-{org}.json"), criteria),
+            ] {
+                conn.execute(
+                    "insert into frozen_files values (?, ?, ?, ?, ?, ?)",
+                    params![version, org, role, name, sha256_hex(text.as_bytes()), text.len() as i64],
+                )?;
+            }
         }
-        conn.execute("update corpus_versions set frozen_at = current_timestamp where version = ?", [version])?;
+        for l in &left_out {
+            conn.execute(
+                "insert into frozen_exclusions values (?, ?, ?, ?)",
+                params![version, l.org, l.kept_examples, l.reason],
+            )?;
+        }
         conn.execute(
-            "insert into sph_log (command, detail) values ('freeze', ?)",
-            [format!("{version}: {} orgs, inputs up to file_id {last_file_id}, files in {}", files.len(), out.display())],
+            "insert into frozen_versions values (?, ?, ?, current_timestamp)",
+            params![version, folder.to_string_lossy().into_owned(), selection(opts, &left_out)],
         )?;
-        let mut summary = FreezeSummary { version: version.to_string(), written: Vec::new(), renamed: Vec::new() };
+        conn.execute("update corpus_versions set frozen_at = current_timestamp where version = ?", [version])?;
+        let mut detail = format!(
+            "{version}: {} orgs, inputs up to file_id {last_file_id}, files in {}",
+            files.len(),
+            folder.display()
+        );
+        if !left_out.is_empty() {
+            detail.push_str(&format!("; left out: {}", describe(&left_out)));
+        }
+        conn.execute("insert into sph_log (command, detail) values ('freeze', ?)", [detail])?;
+        let mut summary = FreezeSummary {
+            version: version.to_string(),
+            folder: folder.clone(),
+            frozen_orgs: frozen_orgs.clone(),
+            left_out: left_out.clone(),
+            written: Vec::new(),
+            renamed: Vec::new(),
+        };
         if files.is_empty() {
             return Ok(summary);
         }
-        std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create directory", out.display()))?;
+        std::fs::create_dir_all(&folder).with_context(|| format!("{}: cannot create directory", folder.display()))?;
         for (org, _, manifest, criteria) in &files {
-            let current = out.join(format!("split-criteria-{org}.json"));
+            let current = folder.join(format!("split-criteria-{org}.json"));
             if let Some(previous) = version_of(&current)?
                 && previous != version
             {
-                let kept = out.join(format!("split-criteria-{org}-{previous}.json"));
+                let kept_name = format!("split-criteria-{org}-{previous}.json");
+                let kept = folder.join(&kept_name);
                 std::fs::rename(&current, &kept)
                     .with_context(|| format!("{}: cannot rename to {}", current.display(), kept.display()))?;
+                // The older version's record follows its file when it was frozen into this folder.
+                conn.execute(
+                    "update frozen_files set file_name = ? where version = ? and org = ? and role = 'criteria' \
+                     and version in (select version from frozen_versions where folder = ?)",
+                    params![kept_name, previous, org, folder.to_string_lossy().into_owned()],
+                )?;
                 summary.renamed.push((current.clone(), kept));
             }
             std::fs::write(&current, criteria).with_context(|| format!("{}: cannot write", current.display()))?;
-            let manifest_path = out.join(format!("manifest-{org}-{version}.json"));
+            let manifest_path = folder.join(format!("manifest-{org}-{version}.json"));
             std::fs::write(&manifest_path, manifest)
                 .with_context(|| format!("{}: cannot write", manifest_path.display()))?;
             summary.written.push(current);
@@ -94,6 +227,15 @@ pub fn freeze(conn: &Connection, version: &str, out: &Path) -> Result<FreezeSumm
         }
         Ok(summary)
     })
+}
+
+/// `org (n kept examples, reason), ...` for messages.
+pub fn describe(left_out: &[LeftOut]) -> String {
+    left_out
+        .iter()
+        .map(|l| format!("{} ({} kept examples, {})", l.org, l.kept_examples, l.reason))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The `version` field of an existing criteria file, `None` when there is no file.
@@ -109,9 +251,11 @@ fn version_of(path: &Path) -> Result<Option<String>> {
 /// Why a reproduction could not run or did not match.
 #[derive(Debug)]
 pub enum VerifyError {
-    /// An input file is gone: the version cannot be rebuilt.
+    /// An input file is gone and nothing else differs: the version cannot be rebuilt.
     Missing(Vec<String>),
-    /// Input files changed since they were loaded (a verification mismatch).
+    /// A verification mismatch that stops the rebuild: input files changed since they
+    /// were loaded (with any input gone and any frozen file found missing or different
+    /// from its freeze record). Each line names the file.
     Changed(Vec<String>),
 }
 
@@ -119,20 +263,116 @@ impl std::fmt::Display for VerifyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             VerifyError::Missing(lines) => write!(f, "input files are missing:\n  {}", lines.join("\n  ")),
-            VerifyError::Changed(lines) => write!(f, "input files changed since they were loaded:\n  {}", lines.join("\n  ")),
+            VerifyError::Changed(lines) => write!(f, "verification mismatch:\n  {}", lines.join("\n  ")),
         }
     }
 }
 
 impl std::error::Error for VerifyError {}
 
-/// Rebuilds frozen `version` from its input files in a scratch database and returns
-/// every difference from the frozen manifests and criteria (empty: clean).
-///
-/// Errors: the version is not frozen with splits; [`VerifyError::Missing`] or
-/// [`VerifyError::Changed`] for input files; a load or refine failing in the scratch
-/// database.
+/// Where `verify --reproduce` looks for the frozen files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// The folder holding the frozen files; `None`: the folder recorded at freeze.
+    pub frozen: Option<PathBuf>,
+}
+
+/// [`verify_reproduce_with`] on the folder recorded at freeze.
 pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>> {
+    verify_reproduce_with(conn, version, &VerifyOptions::default())
+}
+
+/// One frozen file as found on disk: where, and its parsed content when it is JSON.
+struct OnDisk {
+    path: PathBuf,
+    value: Option<Value>,
+}
+
+/// Finds one frozen file in `folder` and checks its bytes against the freeze record.
+/// Pushes a line naming the file onto `differences` when it is missing, differs from the
+/// recorded SHA-256 or is not JSON; returns the file when it is there.
+///
+/// A criteria file is looked up under its recorded name, then under
+/// `split-criteria-<org>-<version>.json` (the name it gets when a newer version is frozen
+/// into the folder), then `split-criteria-<org>.json`: the candidate with the recorded
+/// bytes wins, else the first whose `version` is this version, else the one under the
+/// recorded name; none of these is a missing file.
+fn find_frozen(
+    folder: &Path,
+    version: &str,
+    org: &str,
+    role: &str,
+    recorded: &(String, String),
+    differences: &mut Vec<String>,
+) -> Result<Option<OnDisk>> {
+    let (name, sha) = recorded;
+    let mut candidates = vec![name.clone()];
+    if role == "criteria" {
+        for other in [format!("split-criteria-{org}-{version}.json"), format!("split-criteria-{org}.json")] {
+            if !candidates.contains(&other) {
+                candidates.push(other);
+            }
+        }
+    }
+    // The file with the recorded bytes; else the first of this version; else the file
+    // under the recorded name (what a user quoting that name would read).
+    type Read = Option<(PathBuf, Vec<u8>)>;
+    let (mut by_version, mut by_name, mut exact): (Read, Read, Read) = (None, None, None);
+    for candidate in &candidates {
+        let path = folder.join(candidate);
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e).with_context(|| format!("{}: cannot read", path.display())),
+        };
+        if &sha256_hex(&bytes) == sha {
+            exact = Some((path, bytes));
+            break;
+        }
+        let of_version = serde_json::from_slice::<Value>(&bytes).is_ok_and(|v| v["version"].as_str() == Some(version));
+        if of_version && by_version.is_none() {
+            by_version = Some((path.clone(), bytes.clone()));
+        }
+        if candidate == name && by_name.is_none() {
+            by_name = Some((path, bytes));
+        }
+    }
+    let found = exact.or(by_version).or(by_name);
+    let Some((path, bytes)) = found else {
+        differences.push(format!(
+            "frozen file {} is missing (the {role} of {org} in {version}; looked for {})",
+            folder.join(name).display(),
+            candidates.join(", ")
+        ));
+        return Ok(None);
+    };
+    let now = sha256_hex(&bytes);
+    if &now != sha {
+        differences.push(format!("frozen file {}: sha256 is {now}, freeze recorded {sha}", path.display()));
+    }
+    let value = match serde_json::from_slice::<Value>(&bytes) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            differences.push(format!("frozen file {}: not JSON ({e})", path.display()));
+            None
+        }
+    };
+    Ok(Some(OnDisk { path, value }))
+}
+
+/// Rebuilds frozen `version` from its input files in a scratch database and returns
+/// every difference (empty: clean): frozen files missing from the folder (the recorded
+/// one, or `opts.frozen`) or whose bytes differ from the SHA-256 freeze recorded, and
+/// every example or criterion in which the files on disk, or the database's copies of
+/// them, differ from the rebuild. Each line names the file (frozen files) or the org
+/// (database copies).
+///
+/// Errors: the version is not frozen with splits; the folder is neither recorded (a
+/// version frozen before sphragis recorded it) nor given; [`VerifyError::Changed`] when
+/// an input file changed since it was loaded (its lines, then every frozen-file line
+/// found so far: the rebuild cannot run); [`VerifyError::Missing`] when input files are
+/// gone and nothing else differs; a load or refine failing in the scratch database.
+pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOptions) -> Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "select org, manifest_json, criteria_json, last_file_id from frozen_manifests where version = ? order by org",
     )?;
@@ -140,6 +380,48 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
         stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<duckdb::Result<_>>()?;
     if frozen.is_empty() {
         bail!("version {version} has no frozen splits to reproduce; compute splits and freeze it first");
+    }
+    let recorded_folder: Option<String> = conn
+        .query_row("select folder from frozen_versions where version = ?", [version], |r| r.get(0))
+        .ok();
+    let folder = match (&opts.frozen, recorded_folder) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(dir)) => PathBuf::from(dir),
+        (None, None) => bail!(
+            "version {version} was frozen before sphragis recorded the folder of its files; \
+             pass that folder with --frozen DIR"
+        ),
+    };
+    let mut stmt = conn.prepare("select org, role, file_name, sha256 from frozen_files where version = ?")?;
+    let records: BTreeMap<(String, String), (String, String)> = stmt
+        .query_map([version], |r| Ok(((r.get(0)?, r.get(1)?), (r.get(2)?, r.get(3)?))))?
+        .collect::<duckdb::Result<_>>()?;
+    // The frozen files first: a missing or edited file is a mismatch whatever the inputs say.
+    let (mut file_differences, mut copy_differences) = (Vec::new(), Vec::new());
+    let mut on_disk: BTreeMap<(String, &str), OnDisk> = BTreeMap::new();
+    for (org, manifest_json, criteria_json, _) in &frozen {
+        for (role, text) in [("manifest", manifest_json), ("criteria", criteria_json)] {
+            let recorded = match records.get(&(org.clone(), role.to_string())) {
+                Some(r) => r.clone(),
+                None => {
+                    let name = if role == "manifest" {
+                        format!("manifest-{org}-{version}.json")
+                    } else {
+                        format!("split-criteria-{org}.json")
+                    };
+                    (name, sha256_hex(text.as_bytes()))
+                }
+            };
+            if sha256_hex(text.as_bytes()) != recorded.1 {
+                copy_differences.push(format!(
+                    "{org}: the database's copy of {} no longer has the SHA-256 freeze recorded",
+                    recorded.0
+                ));
+            }
+            if let Some(file) = find_frozen(&folder, version, org, role, &recorded, &mut file_differences)? {
+                on_disk.insert((org.clone(), role), file);
+            }
+        }
     }
     let (rules, min_chars): (String, i32) = conn.query_row(
         "select array_to_string(rules, ','), min_target_chars from corpus_versions where version = ?",
@@ -170,11 +452,17 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
             }
         }
     }
+    // Without its inputs the version cannot be rebuilt: report what is known and stop.
+    let frozen_differ = !file_differences.is_empty() || !copy_differences.is_empty();
+    if !changed.is_empty() || (!missing.is_empty() && frozen_differ) {
+        let mut lines: Vec<String> = changed.into_iter().map(|l| format!("input file changed: {l}")).collect();
+        lines.extend(missing.into_iter().map(|l| format!("input file missing: {l}")));
+        lines.extend(file_differences);
+        lines.extend(copy_differences);
+        return Err(VerifyError::Changed(lines).into());
+    }
     if !missing.is_empty() {
         return Err(VerifyError::Missing(missing).into());
-    }
-    if !changed.is_empty() {
-        return Err(VerifyError::Changed(changed).into());
     }
     let scratch = crate::db::open(Path::new(":memory:"))?;
     for (_, kind, path, _, options) in &inputs {
@@ -195,24 +483,51 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
             min_target_chars: min_chars as u32,
         },
     )?;
-    let mut differences = Vec::new();
+    let mut differences = file_differences;
+    differences.append(&mut copy_differences);
     for (org, manifest_json, criteria_json, _) in &frozen {
         splits::compute(&scratch, version, Some(org))?;
         let (_, manifest) = splits::manifest(&scratch, version, org)?;
         let criteria = splits::criteria(&scratch, version, org)?;
-        let was: Value = serde_json::from_str(manifest_json)?;
-        differences.extend(compare_membership(org, &was, &manifest));
-        let was: Value = serde_json::from_str(criteria_json)?;
-        let (before, after) = (splits::flatten(&was), splits::flatten(&criteria));
-        for key in before.keys().chain(after.keys().filter(|k| !before.contains_key(*k))) {
-            let (b, a) = (before.get(key), after.get(key));
-            if b != a {
-                let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(absent)".into());
-                differences.push(format!("{org}: criteria {key}: frozen {} → reproduced {}", show(b), show(a)));
-            }
+        // The files on disk, then the database's copies, each against the rebuild.
+        for role in ["manifest", "criteria"] {
+            let Some(OnDisk { path, value: Some(value) }) = on_disk.get(&(org.clone(), role)) else { continue };
+            let label = path.display().to_string();
+            differences.extend(match role {
+                "manifest" => compare_manifest(&label, version, org, value, &manifest),
+                _ => compare_criteria(&label, value, &criteria),
+            });
         }
+        differences.extend(compare_membership(org, &serde_json::from_str(manifest_json)?, &manifest));
+        differences.extend(compare_criteria(org, &serde_json::from_str(criteria_json)?, &criteria));
     }
     Ok(differences)
+}
+
+/// A frozen manifest file against the rebuild: its version and org, then membership.
+fn compare_manifest(label: &str, version: &str, org: &str, frozen: &Value, reproduced: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for (key, want) in [("version", version), ("org", org)] {
+        if frozen[key].as_str() != Some(want) {
+            out.push(format!("{label}: {key} is {}, expected {want:?}", frozen[key]));
+        }
+    }
+    out.extend(compare_membership(label, frozen, reproduced));
+    out
+}
+
+/// Every criterion (flattened path) whose frozen and reproduced values differ.
+fn compare_criteria(label: &str, frozen: &Value, reproduced: &Value) -> Vec<String> {
+    let (before, after) = (splits::flatten(frozen), splits::flatten(reproduced));
+    let mut out = Vec::new();
+    for key in before.keys().chain(after.keys().filter(|k| !before.contains_key(*k))) {
+        let (b, a) = (before.get(key), after.get(key));
+        if b != a {
+            let show = |v: Option<&String>| v.cloned().unwrap_or_else(|| "(absent)".into());
+            out.push(format!("{label}: criteria {key}: frozen {} → reproduced {}", show(b), show(a)));
+        }
+    }
+    out
 }
 
 fn membership(manifest: &Value) -> BTreeMap<String, String> {
@@ -228,32 +543,32 @@ fn membership(manifest: &Value) -> BTreeMap<String, String> {
 }
 
 /// Example ids that moved between splits, appeared or disappeared.
-fn compare_membership(org: &str, frozen: &Value, reproduced: &Value) -> Vec<String> {
+fn compare_membership(label: &str, frozen: &Value, reproduced: &Value) -> Vec<String> {
     let (before, after) = (membership(frozen), membership(reproduced));
     let mut out = Vec::new();
     for (id, split) in &before {
         match after.get(id) {
             Some(now) if now == split => {}
-            Some(now) => out.push(format!("{org}: example {id} moved from {split} to {now}")),
-            None => out.push(format!("{org}: example {id} was in {split}, is no longer kept")),
+            Some(now) => out.push(format!("{label}: example {id} moved from {split} to {now}")),
+            None => out.push(format!("{label}: example {id} was in {split}, is no longer kept")),
         }
     }
     for (id, split) in &after {
         if !before.contains_key(id) {
-            out.push(format!("{org}: example {id} is now in {split}, was not in the frozen manifest"));
+            out.push(format!("{label}: example {id} is now in {split}, was not in the frozen manifest"));
         }
     }
     // The frozen file's root must still match its own id lists (an edited record shows here).
     let recomputed = root_of(&before);
     if frozen["root_sha256"].as_str() != Some(recomputed.as_str()) {
         out.push(format!(
-            "{org}: the frozen manifest's root {} does not match its ids (they hash to {recomputed})",
+            "{label}: the frozen manifest's root {} does not match its ids (they hash to {recomputed})",
             frozen["root_sha256"]
         ));
     }
     if frozen["root_sha256"] != reproduced["root_sha256"] {
         out.push(format!(
-            "{org}: manifest root frozen {} → reproduced {}",
+            "{label}: manifest root frozen {} → reproduced {}",
             frozen["root_sha256"], reproduced["root_sha256"]
         ));
     }

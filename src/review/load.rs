@@ -4,7 +4,7 @@ use super::adapters::{gerrit_query, jsonl, review4repair, tufano};
 use super::config;
 use super::store::ExampleWriter;
 use crate::ingest::{self, Corpus, InputError, InputKind, LoadOutcome};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use duckdb::Connection;
 use std::collections::HashMap;
 use std::path::Path;
@@ -28,6 +28,9 @@ pub fn load(
     }
     if org.is_some_and(|o| o.trim().is_empty()) {
         anyhow::bail!("--org must not be empty");
+    }
+    if kind != InputKind::Labels {
+        super::sealed::check_companion(conn)?;
     }
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
     let mut seen: HashMap<String, i64> = HashMap::new();
@@ -79,10 +82,15 @@ pub fn load(
         })?;
         writer.finish().map_err(|e| e.context(IdCollision))
     });
-    match outcome {
+    let outcome = match outcome {
         Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen).unwrap_or(e)),
         other => other,
+    }?;
+    // Examples or windows arrived: move content that falls in a sealed window out of the main file.
+    if kind != InputKind::Labels {
+        super::sealed::seal(conn).with_context(|| format!("{}: loaded; sealing its sealed-window content", path.display()))?;
     }
+    Ok(outcome)
 }
 
 /// Marks a flush failure that may be an example id already in the database.

@@ -5,7 +5,8 @@
 //! per-org service accounts, windows and registered halves, [`refine`] turns the built
 //! examples into a corpus version with stored rule verdicts, [`splits`] places a
 //! version's kept examples in windows and halves, [`freeze`] writes criteria and
-//! manifests and reproduces a frozen version, and [`labels`] loads label-audit items.
+//! manifests and reproduces a frozen version, [`sealed`] keeps the sealed window's content
+//! in a companion database, and [`labels`] loads label-audit items.
 //! Report views in `sql/review/` and `sql/splits/` read those tables.
 
 pub mod adapters;
@@ -15,5 +16,6 @@ pub mod labels;
 pub mod load;
 pub mod model;
 pub mod refine;
+pub mod sealed;
 pub mod splits;
 pub mod store;

@@ -158,7 +158,10 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
     let rules: Vec<String> = opts.rules.iter().map(|r| r.name().to_string()).collect();
     // Rule names come from the enum, never from input: safe to inline as a list literal.
     let rule_list = format!("[{}]::varchar[]", rules.iter().map(|r| format!("'{r}'")).collect::<Vec<_>>().join(", "));
-    crate::db::in_transaction(conn, || -> Result<RefineSummary> {
+    // Verdicts need the content of sealed examples too (counts include them): seal what is
+    // pending, then read content through views that reach into the companion.
+    crate::review::sealed::seal(conn)?;
+    crate::review::sealed::with_content(conn, true, || crate::db::in_transaction(conn, || -> Result<RefineSummary> {
         conn.execute("delete from refine_comments where version = ?", [name])?;
         conn.execute("delete from refine_examples where version = ?", [name])?;
         conn.execute("delete from corpus_versions where version = ?", [name])?;
@@ -193,7 +196,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             [format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-"))],
         )?;
         Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
-    })
+    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,209 @@
+//! The sealed window's content, kept out of the main file (SPEC §1 principle 6).
+//!
+//! The content of an example in a sealed test window — its hunk, its target and its
+//! comments' messages — lives in a companion database beside the main file,
+//! `<db>.sealed.duckdb`, which sphragis attaches (as `sph_sealed`) only to move content
+//! there, to compute rule verdicts, and under `examples --unseal` (logged in `sph_log`).
+//! The example and comment rows stay in the main file with `hunk` and `target` null and
+//! `message` empty, and `sealed_content` lists their ids, so every count, verdict and
+//! view still includes them while no client of the main file can read their content.
+//!
+//! Lifecycle: [`seal`] runs after every load of examples or of an orgs file (examples may
+//! arrive before or after the windows that seal them) and before every refine; it moves
+//! the content of every example whose `created_at` falls in a sealed window of its org
+//! and is not sealed yet. Sealing is one way: a later orgs file that drops the window
+//! leaves the content in the companion. Refine reads content through the temporary views
+//! `review_examples_content` / `review_comments_content` ([`with_content`]), which read
+//! the companion for sealed rows, and stores only verdicts in the main file.
+//! `verify --reproduce` rebuilds from the input files in an in-memory scratch database,
+//! which has no companion (nothing there outlives the check), so it needs neither.
+//!
+//! An in-memory database is never sealed: it has no file a client could open.
+//!
+//! Limits: DuckDB does not overwrite the blocks an update frees, so content loaded
+//! before its sealed window was registered may remain in unused blocks of the main file
+//! until they are reused; loading the orgs file first keeps it out from the start (the
+//! content then passes through the main file only inside the load, before the seal).
+
+use anyhow::{Context, Result, bail};
+use duckdb::Connection;
+use std::path::{Path, PathBuf};
+
+/// The schema name the companion is attached under.
+pub const SCHEMA: &str = "sph_sealed";
+
+const COMPANION_SQL: &str = include_str!("../../sql/steps/sealed_companion.sql");
+const TO_SEAL_SQL: &str = include_str!("../../sql/steps/sealed_to_seal.sql");
+const CONTENT_OPEN_SQL: &str = include_str!("../../sql/steps/content_open.sql");
+const CONTENT_SEALED_SQL: &str = include_str!("../../sql/steps/content_sealed.sql");
+
+/// The companion of the main file at `db`: `<db>.sealed.duckdb`.
+pub fn companion_of(db: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.sealed.duckdb", db.display()))
+}
+
+/// The companion of the database `conn` is open on; `None` for an in-memory database.
+pub fn companion_path(conn: &Connection) -> Result<Option<PathBuf>> {
+    let path: Option<String> = conn.query_row(
+        "select path from duckdb_databases() where database_name = current_database()",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok(path.filter(|p| !p.is_empty() && p != ":memory:").map(|p| companion_of(Path::new(&p))))
+}
+
+/// Attaches `companion` as [`SCHEMA`]; read-only unless `write`.
+fn attach(conn: &Connection, companion: &Path, write: bool) -> Result<()> {
+    let literal = companion.to_string_lossy().replace('\'', "''");
+    let mode = if write { "" } else { " (read_only)" };
+    conn.execute_batch(&format!("attach '{literal}' as {SCHEMA}{mode}"))
+        .with_context(|| format!("{}: cannot attach the sealed companion database", companion.display()))
+}
+
+fn detach(conn: &Connection) {
+    let _ = conn.execute_batch(&format!("detach database if exists {SCHEMA}"));
+}
+
+/// Examples whose content is kept in the companion.
+pub fn sealed_count(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row("select count(*) from sealed_content", [], |r| r.get(0))?)
+}
+
+/// Moves the content of every example in a sealed window, not sealed yet, into the
+/// companion, and returns how many examples it moved (0 for an in-memory database).
+///
+/// Two transactions, because DuckDB writes one database per transaction: the content is
+/// first written to the companion (replacing any earlier copy), then cleared from the
+/// main file and listed in `sealed_content`; a failure between them leaves the content
+/// in both, and the next call finishes the move.
+///
+/// Errors: content is already sealed but the companion is missing (a new one would hold
+/// only part of it); the companion cannot be created or attached, or a write fails.
+pub fn seal(conn: &Connection) -> Result<u64> {
+    let pending: i64 = conn.query_row(&format!("select count(*) from ({TO_SEAL_SQL})"), [], |r| r.get(0))?;
+    if pending == 0 {
+        return Ok(0);
+    }
+    let Some(companion) = companion_path(conn)? else { return Ok(0) };
+    // A fresh companion beside a file that already sealed content would split it in two.
+    require_companion(conn, &companion)?;
+    attach(conn, &companion, true)?;
+    let moved = move_content(conn, &companion);
+    let _ = conn.execute_batch("drop table if exists temp.sph_to_seal");
+    detach(conn);
+    moved
+}
+
+fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
+    conn.execute_batch(COMPANION_SQL).context("creating the sealed companion's tables")?;
+    conn.execute_batch(&format!("create or replace temp table sph_to_seal as {TO_SEAL_SQL}"))?;
+    crate::db::in_transaction(conn, || -> Result<()> {
+        conn.execute(
+            "insert or replace into sph_sealed.sealed_examples \
+             select e.example_id, e.hunk, e.target from review_examples as e join temp.sph_to_seal using (example_id)",
+            [],
+        )?;
+        conn.execute(
+            "insert or replace into sph_sealed.sealed_comments \
+             select c.example_id, c.comment_id, c.message from review_comments as c join temp.sph_to_seal using (example_id)",
+            [],
+        )?;
+        Ok(())
+    })
+    .with_context(|| format!("{}: writing sealed content", companion.display()))?;
+    crate::db::in_transaction(conn, || -> Result<u64> {
+        let n = conn.execute(
+            "update review_examples set hunk = null, target = null \
+             where example_id in (select example_id from temp.sph_to_seal)",
+            [],
+        )?;
+        conn.execute(
+            "update review_comments set message = '' where example_id in (select example_id from temp.sph_to_seal)",
+            [],
+        )?;
+        conn.execute(
+            "insert into sealed_content select example_id, org, window_name, current_timestamp from temp.sph_to_seal",
+            [],
+        )?;
+        conn.execute(
+            "insert into sph_log (command, detail) values ('seal', ?)",
+            [format!("content of {n} examples in sealed windows moved to {}", companion.display())],
+        )?;
+        Ok(n as u64)
+    })
+}
+
+/// Checks, before a load, that content can be sealed: errors when this database already
+/// sealed content but its companion is not on disk (nothing is loaded then).
+pub fn check_companion(conn: &Connection) -> Result<()> {
+    match companion_path(conn)? {
+        Some(companion) => require_companion(conn, &companion),
+        None => Ok(()),
+    }
+}
+
+/// Errors when content is sealed but `companion` is not on disk.
+fn require_companion(conn: &Connection, companion: &Path) -> Result<()> {
+    let sealed = sealed_count(conn)?;
+    if sealed > 0 && !companion.is_file() {
+        bail!(
+            "{}: the sealed companion database is missing; it holds the content of the {sealed} sealed examples \
+             (restore it beside the database file)",
+            companion.display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `work` with the temporary views `review_examples_content` and
+/// `review_comments_content` defined on `conn`: with the sealed examples' content read
+/// from the companion when `include_sealed` (and any is sealed), else the main tables as
+/// they are. The views and the companion are gone when it returns.
+///
+/// Errors: `include_sealed`, content is sealed and the companion is missing or lacks the
+/// content of a sealed example (it names the file); whatever `work` returns.
+pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    let attached = if include_sealed && sealed_count(conn)? > 0 {
+        let Some(companion) = companion_path(conn)? else {
+            bail!("this database lists sealed content but has no file beside which a companion could be")
+        };
+        require_companion(conn, &companion)?;
+        attach(conn, &companion, false)?;
+        // Every sealed example's content must be there, or verdicts would be computed on nothing.
+        let lacking: (i64, Option<String>) = match conn.query_row(
+            "select count(*), min(example_id) from sealed_content \
+             where example_id not in (select example_id from sph_sealed.sealed_examples)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        ) {
+            Ok(row) => row,
+            Err(e) => {
+                detach(conn);
+                return Err(anyhow::Error::from(e).context(format!("{}: not a sealed companion database", companion.display())));
+            }
+        };
+        if let (n @ 1.., first) = lacking {
+            detach(conn);
+            bail!(
+                "{}: the sealed companion database lacks the content of {n} sealed examples (first {}); \
+                 restore the companion that was made with this database",
+                companion.display(),
+                first.unwrap_or_default()
+            );
+        }
+        true
+    } else {
+        false
+    };
+    let result = conn
+        .execute_batch(if attached { CONTENT_SEALED_SQL } else { CONTENT_OPEN_SQL })
+        .context("defining the content views")
+        .and_then(|_| work());
+    let _ = conn.execute_batch(
+        "drop view if exists temp.review_examples_content; drop view if exists temp.review_comments_content",
+    );
+    if attached {
+        detach(conn);
+    }
+    result
+}
