@@ -54,7 +54,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             bar.set_position(n as u64 + 1);
             match outcome {
                 Ok(o) => {
-                    bar.suspend(|| report_outcome(args.kind, o));
+                    bar.suspend(|| report_outcome(args.kind, o))?;
                 }
                 Err(e) => {
                     bar.finish_and_clear();
@@ -70,7 +70,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         let bar = ui.spinner(format!("loading {}", file.display()));
         let outcome = load(&conn, args.kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
         bar.finish_and_clear();
-        report_outcome(args.kind, outcome?);
+        report_outcome(args.kind, outcome?)?;
     }
     Ok(())
 }
@@ -94,14 +94,14 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         let bar = ui.spinner(format!("loading {}", file.display()));
         let outcome = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
         bar.finish_and_clear();
-        report_outcome(InputKind::Views, outcome?);
+        report_outcome(InputKind::Views, outcome?)?;
     }
     Ok(())
 }
 
-fn report_outcome(kind: InputKind, outcome: LoadOutcome) {
+fn report_outcome(kind: InputKind, outcome: LoadOutcome) -> std::io::Result<()> {
     match outcome {
-        LoadOutcome::Loaded(f) => println!(
+        LoadOutcome::Loaded(f) => super::outln!(
             "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {}){}",
             f.kind,
             f.path,
@@ -111,7 +111,7 @@ fn report_outcome(kind: InputKind, outcome: LoadOutcome) {
             f.file_id,
             f.same_bytes_as.map_or(String::new(), |e| format!("; the same bytes as file_id {e}, applied again"))
         ),
-        LoadOutcome::AlreadyLoaded { earlier, path } => println!(
+        LoadOutcome::AlreadyLoaded { earlier, path } => super::outln!(
             "skipped {kind} {path}: the same bytes were loaded as file_id {} from {} (sha256 {}); \
              nothing was written, and options given now were not applied",
             earlier.file_id, earlier.path, earlier.sha256

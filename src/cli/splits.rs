@@ -71,7 +71,7 @@ pub struct ExamplesArgs {
 pub fn split(db: &Path, args: SplitArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
     for (org, n) in splits::compute(&conn, &args.version, args.org.as_deref())? {
-        println!("split {} {org}: {n} kept examples placed; see `sphragis report splits --version {}`", args.version, args.version);
+        super::outln!("split {} {org}: {n} kept examples placed; see `sphragis report splits --version {}`", args.version, args.version)?;
     }
     Ok(())
 }
@@ -81,10 +81,10 @@ pub fn freeze(db: &Path, args: FreezeArgs) -> Result<(), CliError> {
     let opts = FreezeOptions { orgs: args.orgs, allow_partial: args.allow_partial };
     let summary = freeze_with(&conn, &args.version, &args.out, &opts)?;
     for (from, to) in &summary.renamed {
-        println!("kept {} as {}", from.display(), to.display());
+        super::outln!("kept {} as {}", from.display(), to.display())?;
     }
     for path in &summary.written {
-        println!("wrote {}", path.display());
+        super::outln!("wrote {}", path.display())?;
     }
     let frozen = if summary.frozen_orgs.is_empty() {
         "no org has a split: no criteria or manifest written".to_string()
@@ -96,7 +96,7 @@ pub fn freeze(db: &Path, args: FreezeArgs) -> Result<(), CliError> {
     } else {
         format!("; left out: {}", describe(&summary.left_out))
     };
-    println!("froze version {} ({frozen}{left_out})", args.version);
+    super::outln!("froze version {} ({frozen}{left_out})", args.version)?;
     Ok(())
 }
 
@@ -104,12 +104,12 @@ pub fn verify(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
     match verify_reproduce_with(&conn, &args.version, &VerifyOptions { frozen: args.frozen }) {
         Ok(differences) if differences.is_empty() => {
-            println!("clean");
+            super::outln!("clean")?;
             Ok(())
         }
         Ok(differences) => {
             for d in &differences {
-                println!("{d}");
+                super::outln!("{d}")?;
             }
             Err(CliError {
                 error: anyhow::anyhow!("version {} does not reproduce: {} differences", args.version, differences.len()),
@@ -118,7 +118,8 @@ pub fn verify(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
         }
         Err(e) => {
             let code = match e.downcast_ref::<VerifyError>() {
-                Some(VerifyError::Changed(_)) => 3,
+                // an input changed or is gone: the frozen version does not reproduce
+                Some(VerifyError::Changed(_) | VerifyError::Missing(_)) => 3,
                 _ => 1,
             };
             Err(CliError { error: e, exit_code: code })
@@ -167,6 +168,6 @@ pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
         )?;
         eprintln!("unsealed {} {} {}: logged in sph_log", args.version, args.org, args.split);
     }
-    print!("{}", crate::report::render(&table, args.format.into())?);
+    super::out!("{}", crate::report::render(&table, args.format.into())?)?;
     Ok(())
 }
