@@ -510,3 +510,21 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
     let drops = s.file("drops.jinja", drops.as_bytes());
     refused(build(Some(&drops)), "the chat template is not prefix-preserving: the rendering of messages[..=2]");
 }
+
+#[test]
+fn verify_with_a_missing_input_exits_3() {
+    let s = Scratch::new("verify-missing");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    s.ok(&["refine", "--version", "v3"]);
+    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
+    s.ok(&["freeze", "--version", "v3", "--org", "openstack", "--out", "frozen"]);
+    std::fs::remove_file(s.dir.join("openstack.jsonl")).unwrap();
+    let out = s.run(&["verify", "--reproduce", "--version", "v3"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(stderr.contains("input files are missing") && stderr.contains("openstack.jsonl"), "{stderr}");
+}
