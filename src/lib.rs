@@ -14,8 +14,11 @@
 //!                            ingest_log: path, bytes, sha256)   bound in the ingest log)
 //! orgs.json ───────────────▶ org_service_accounts / org_windows
 //! refine ── sph_* functions ─▶ refine_comments / refine_examples (verdicts as columns)
+//! sealed-window content ───▶ <db>.sealed.duckdb (attached only for refine and --unseal)
 //! split ───────────────────▶ review_splits (windows, halves) ─▶ freeze: criteria + manifests
-//! verify --reproduce ──────▶ rebuild from the logged inputs in a scratch database, compare
+//!                            (folder, files and SHA-256s, orgs left out: the freeze record)
+//! verify --reproduce ──────▶ the frozen files where they live + a rebuild from the logged
+//!                            inputs in a scratch database, compared
 //! trajectories ─adapters──▶ sft_messages / tool calls / commands (heuristic verdicts stored)
 //! views build ─template────▶ view JSONL ─load views─▶ sft_views (lists) + spans + supervised runs
 //! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
@@ -36,7 +39,8 @@
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
 //!   (service accounts, windows, halves), refine into corpus versions, splits, freeze and
-//!   `verify --reproduce`, label-audit items.
+//!   `verify --reproduce` ([`review::freeze`]), the sealed window's companion database
+//!   ([`review::sealed`]), label-audit items.
 //! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
 //!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
 //!   SHA-256, arguments, filter and the exact query.
@@ -65,7 +69,9 @@
 //!   to reopen, so the SHA-256 in `ingest_log` is of the bytes parsed; no file other than
 //!   a logged input reaches a stored value (`tests/tidy.rs`).
 //! - Reports never show example content: only counts, ids of views and files. The sealed
-//!   window's content opens only through `examples --unseal`, logged in `sph_log`.
+//!   window's content is not in the main file at all: it lives in the companion database,
+//!   opened only by refine (to compute verdicts) and `examples --unseal`, logged in
+//!   `sph_log` (`tests/sealed.rs` scans every table of the main file for it).
 
 pub mod cli;
 pub mod db;
