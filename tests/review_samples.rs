@@ -207,6 +207,7 @@ fn every_view_answers_without_sphragis_functions() {
             "macro" => match name.as_str() {
                 "sft_weight_projection_at_v1" => format!("{name}([1.0])"),
                 "sft_budget_at_v1" => format!("{name}([8], [100])"),
+                "sft_truncation_at_v1" | "sft_truncation_views_at_v1" => format!("{name}([8192], 'right')"),
                 other => panic!("macro {other}: add its arguments here"),
             },
             other => panic!("{name}: unknown kind {other}"),

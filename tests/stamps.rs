@@ -102,6 +102,14 @@ fn parametrised_reports_are_stamped_with_their_macro_and_arguments() {
     let json = check(&db, &["budget", "--steps", "100"]);
     assert_eq!(json["arguments"], "[8], [100]");
 
+    // Truncation: each report's own default lengths unless given; the side as given.
+    let json = check(&db, &["truncation", "--side", "left"]);
+    assert_eq!((json["name"].as_str(), json["arguments"].as_str()), (Some("sft_truncation_at_v1"), Some("[8192, 16384, 32768, 65536], 'left'")));
+    let json = check(&db, &["truncation-views", "--max-length", "5"]);
+    assert_eq!((json["name"].as_str(), json["arguments"].as_str()), (Some("sft_truncation_views_at_v1"), Some("[5], 'right'")));
+    // the demo's views are 8 tokens: all 6 are over 5 tokens
+    assert_eq!(json["rows"].as_array().unwrap().len(), 6);
+
     // The grid view equals its macro on the default grid (the formula exists once).
     let grid = report_json(&db, &["weights"]);
     let same = check(&db, &["weights", "--weights", "0,0.25,0.5,1,2,4"]);
@@ -142,7 +150,7 @@ fn macros_are_callable_from_a_stock_client() {
     let rows = stock_rows(&db, "select weight, total from sft_weight_projection_at_v1([2.0]) order by all");
     assert_eq!(rows, serde_json::json!([{"weight": 2.0, "total": 10.0}]));
     let rows = stock_rows(&db, "select kind, count(*) as n from sph_views where name like '%\\_at\\_v%' escape '\\' group by kind");
-    assert_eq!(rows, serde_json::json!([{"kind": "macro", "n": 2}]));
+    assert_eq!(rows, serde_json::json!([{"kind": "macro", "n": 4}]));
     // The pointer macro follows the latest version.
     assert_eq!(stock_rows(&db, "select passes from sft_budget_at([8], [100])"), stock_rows(&db, "select passes from sft_budget_at_v1([8], [100])"));
 }

@@ -30,6 +30,22 @@ pub struct Args {
     /// --grad-accum is given).
     #[arg(long, value_name = "S,S,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     pub steps: Vec<u32>,
+    /// truncation, truncation-views: maximum lengths in tokens (each >= 1), computed by the
+    /// table macros sft_truncation_at_v1 / sft_truncation_views_at_v1 instead of the views'
+    /// defaults (8192,16384,32768,65536 / 32768).
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_length: Vec<u32>,
+    /// truncation, truncation-views: the side truncation cuts (right keeps the first N
+    /// tokens, left the last N) [default: right].
+    #[arg(long, value_enum)]
+    pub side: Option<SideArg>,
+}
+
+/// The side truncation cuts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SideArg {
+    Right,
+    Left,
 }
 
 fn parse_weight(text: &str) -> Result<f64, String> {
@@ -70,8 +86,20 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         grad_accums: if args.grad_accum.is_empty() { vec![8] } else { args.grad_accum.clone() },
         step_counts: if args.steps.is_empty() { vec![1000] } else { args.steps.clone() },
     });
-    for (given, report) in [(&weights, "weights"), (&budget, "budget")] {
-        if given.is_some() && !chosen.iter().any(|r| r.name == report) {
+    // truncation parameters: the lengths given, else each report's default lengths
+    let truncation_for = |defaults: &[u32]| {
+        (!args.max_length.is_empty() || args.side.is_some()).then(|| Arguments::Truncation {
+            max_lengths: if args.max_length.is_empty() { defaults.to_vec() } else { args.max_length.clone() },
+            side: match args.side {
+                Some(SideArg::Left) => report::Side::Left,
+                _ => report::Side::Right,
+            },
+        })
+    };
+    let truncation = truncation_for(&[8192, 16384, 32768, 65536]);
+    let truncation_views = truncation_for(&[32768]);
+    for (given, report) in [(&weights, "weights"), (&budget, "budget"), (&truncation, "truncation")] {
+        if given.is_some() && !chosen.iter().any(|r| r.name == report || r.name == "truncation-views" && report == "truncation") {
             return Err(CliError {
                 error: anyhow::anyhow!("the {report} parameters apply to `report {report}` (or all), not to {}", args.name),
                 exit_code: 2,
@@ -83,6 +111,8 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         let arguments = match r.name {
             "weights" => weights.as_ref(),
             "budget" => budget.as_ref(),
+            "truncation" => truncation.as_ref(),
+            "truncation-views" => truncation_views.as_ref(),
             _ => None,
         };
         tables.push(report::run_with(&conn, r, args.version.as_deref(), arguments)?);
@@ -92,6 +122,7 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         "version": args.version,
         "weights": weights.as_ref().map(|a| a.to_sql()).transpose()?,
         "budget": budget.as_ref().map(|a| a.to_sql()).transpose()?,
+        "truncation": truncation.as_ref().map(|a| a.to_sql()).transpose()?,
     });
     let context = match &args.out {
         Some(_) => report::ExportContext::of(&conn, db, options)?,

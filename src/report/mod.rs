@@ -241,6 +241,20 @@ pub const REPORTS: &[Report] = &[
         by_version: false, macro_name: None,
     },
     Report {
+        name: "truncation",
+        view: "sft_truncation_v1",
+        about: "SFT truncation survival per pool: views over the length, supervised tokens lost, views left all-masked, trained messages cut, final reports lost",
+        by_version: false,
+        macro_name: Some("sft_truncation_at_v1"),
+    },
+    Report {
+        name: "truncation-views",
+        view: "sft_truncation_views_v1",
+        about: "SFT truncation per view longer than the length: window kept, supervised kept and lost, messages cut, final report lost",
+        by_version: false,
+        macro_name: Some("sft_truncation_views_at_v1"),
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
@@ -309,14 +323,35 @@ pub enum Arguments {
     Weights(Vec<f64>),
     /// `budget`: gradient accumulation sizes and fixed step counts, each 1 or more.
     Budget { grad_accums: Vec<u32>, step_counts: Vec<u32> },
+    /// `truncation`, `truncation-views`: maximum lengths in tokens (each 1 or more) and the
+    /// side truncation cuts.
+    Truncation { max_lengths: Vec<u32>, side: Side },
+}
+
+/// The side truncation cuts: `Right` keeps the first N tokens, `Left` the last N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Right,
+    Left,
+}
+
+impl Side {
+    /// `right` or `left`, as the truncation macros take it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Right => "right",
+            Side::Left => "left",
+        }
+    }
 }
 
 impl Arguments {
-    /// The macro these arguments are for.
-    pub fn macro_name(&self) -> &'static str {
+    /// The macros these arguments are for.
+    pub fn macro_names(&self) -> &'static [&'static str] {
         match self {
-            Arguments::Weights(_) => "sft_weight_projection_at_v1",
-            Arguments::Budget { .. } => "sft_budget_at_v1",
+            Arguments::Weights(_) => &["sft_weight_projection_at_v1"],
+            Arguments::Budget { .. } => &["sft_budget_at_v1"],
+            Arguments::Truncation { .. } => &["sft_truncation_at_v1", "sft_truncation_views_at_v1"],
         }
     }
 
@@ -342,6 +377,12 @@ impl Arguments {
                     bail!("gradient accumulation sizes and step counts must be 1 or more");
                 }
                 Ok(format!("{}, {}", list(grad_accums, "grad_accum")?, list(step_counts, "steps")?))
+            }
+            Arguments::Truncation { max_lengths, side } => {
+                if max_lengths.contains(&0) {
+                    bail!("maximum lengths must be 1 or more tokens");
+                }
+                Ok(format!("{}, {}", list(max_lengths, "max-length")?, sql_literal(side.as_str())))
             }
         }
     }
@@ -380,7 +421,7 @@ pub fn run_with(
     let (name, call) = match arguments {
         None => (report.view, report.view.to_string()),
         Some(args) => {
-            let Some(macro_name) = report.macro_name.filter(|m| *m == args.macro_name()) else {
+            let Some(macro_name) = report.macro_name.filter(|m| args.macro_names().contains(m)) else {
                 bail!("report {} takes no such parameters", report.name);
             };
             (macro_name, format!("{macro_name}({})", args.to_sql()?))
@@ -732,7 +773,10 @@ mod tests {
         assert_eq!(Arguments::Weights(vec![1e-7]).to_sql().unwrap(), "[1e-7]");
         let budget = Arguments::Budget { grad_accums: vec![8], step_counts: vec![100, 500] };
         assert_eq!(budget.to_sql().unwrap(), "[8], [100, 500]");
-        assert_eq!(budget.macro_name(), "sft_budget_at_v1");
+        assert_eq!(budget.macro_names(), ["sft_budget_at_v1"]);
+        let truncation = Arguments::Truncation { max_lengths: vec![8192, 32768], side: Side::Left };
+        assert_eq!(truncation.to_sql().unwrap(), "[8192, 32768], 'left'");
+        assert!(Arguments::Truncation { max_lengths: vec![0], side: Side::Right }.to_sql().is_err());
         assert!(Arguments::Weights(vec![-1.0]).to_sql().is_err());
         assert!(Arguments::Weights(vec![f64::NAN]).to_sql().is_err());
         assert!(Arguments::Weights(vec![]).to_sql().is_err());

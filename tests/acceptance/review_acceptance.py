@@ -106,7 +106,8 @@ import duckdb  # noqa: E402  (installed by .ci/run into a venv)
 
 con = duckdb.connect(db, read_only=True)
 # table macros (parametrised figures) are called with one-element arguments
-calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [100])"}
+calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [100])",
+         "sft_truncation_at_v1": "([8192], 'right')", "sft_truncation_views_at_v1": "([8192], 'right')"}
 views = con.execute("select name, kind from sph_views order by name").fetchall()
 for name, kind in views:
     n = con.execute(f"select count(*) from {name}{calls[name] if kind == 'macro' else ''}").fetchone()[0]
