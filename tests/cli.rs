@@ -27,6 +27,19 @@ impl Scratch {
         self.dir.join("t.duckdb")
     }
 
+    /// Copies the openstack sample and the orgs file here, loads them, refines, splits
+    /// and freezes v3 into `frozen/`; returns what freeze printed.
+    fn frozen_openstack_v3(&self) -> String {
+        for f in ["orgs.json", "openstack.jsonl"] {
+            std::fs::copy(samples().join(f), self.dir.join(f)).unwrap();
+        }
+        self.ok(&["load", "orgs", "orgs.json"]);
+        self.ok(&["load", "examples", "openstack.jsonl"]);
+        self.ok(&["refine", "--version", "v3"]);
+        self.ok(&["split", "--version", "v3", "--org", "openstack"]);
+        self.ok(&["freeze", "--version", "v3", "--out", "frozen"])
+    }
+
     fn file(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.dir.join(name);
         std::fs::write(&path, bytes).unwrap();
@@ -314,14 +327,7 @@ fn sealed_split_needs_unseal_and_verify_exits_3_on_a_changed_input() {
 #[test]
 fn verify_exits_3_naming_a_frozen_file_edited_on_disk() {
     let s = Scratch::new("frozen-on-disk");
-    for f in ["orgs.json", "openstack.jsonl"] {
-        std::fs::copy(samples().join(f), s.dir.join(f)).unwrap();
-    }
-    s.ok(&["load", "orgs", "orgs.json"]);
-    s.ok(&["load", "examples", "openstack.jsonl"]);
-    s.ok(&["refine", "--version", "v3"]);
-    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
-    let said = s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    let said = s.frozen_openstack_v3();
     assert!(said.ends_with("froze version v3 (1 org(s) written: openstack)\n"), "{said}");
     assert_eq!(s.ok(&["verify", "--reproduce", "--version", "v3"]), "clean\n");
     // The criteria file a user quotes says size floor 5; the rebuild says 4.
@@ -514,14 +520,7 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
 #[test]
 fn verify_with_a_missing_input_exits_3() {
     let s = Scratch::new("verify-missing");
-    for f in ["orgs.json", "openstack.jsonl"] {
-        std::fs::copy(samples().join(f), s.dir.join(f)).unwrap();
-    }
-    s.ok(&["load", "orgs", "orgs.json"]);
-    s.ok(&["load", "examples", "openstack.jsonl"]);
-    s.ok(&["refine", "--version", "v3"]);
-    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
-    s.ok(&["freeze", "--version", "v3", "--org", "openstack", "--out", "frozen"]);
+    s.frozen_openstack_v3();
     std::fs::remove_file(s.dir.join("openstack.jsonl")).unwrap();
     let out = s.run(&["verify", "--reproduce", "--version", "v3"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
