@@ -585,10 +585,10 @@ pub fn render_table(table: &ReportTable) -> String {
         }));
     }
     for (i, _) in table.columns.iter().enumerate() {
-        if table.rows.iter().all(|r| is_number(&r[i])) {
-            if let Some(c) = t.column_mut(i) {
-                c.set_cell_alignment(comfy_table::CellAlignment::Right);
-            }
+        if table.rows.iter().all(|r| is_number(&r[i]))
+            && let Some(c) = t.column_mut(i)
+        {
+            c.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
     }
     let caption = match &table.stamp {

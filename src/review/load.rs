@@ -62,7 +62,7 @@ pub fn load(
                     return Err(e);
                 }
                 written += 1;
-                if written % 1000 == 0 {
+                if written.is_multiple_of(1000) {
                     progress(written);
                 }
                 Ok(())
