@@ -51,7 +51,8 @@ pub enum Command {
     Verify(splits::VerifyArgs),
     /// Show the content of the examples in one split (a sealed split needs --unseal).
     Examples(splits::ExamplesArgs),
-    /// Print or export report views (table, CSV, JSON), each stamped with its view.
+    /// Print or export report views (table, CSV, JSON), each stamped with the view or table
+    /// macro, arguments and query that produced its rows.
     Report(report::Args),
     /// List the versioned SQL views with their SHA-256; `views build` renders SFT views.
     Views(views::Args),

@@ -15,7 +15,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
-    /// Write one file per view (`<view>.<ext>`) and a manifest.json here instead of printing.
+    /// Write one file per view or macro (`<name>.<ext>`) and a manifest.json (database,
+    /// inputs, code version, options, each file's query and rows) here instead of printing.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// weights: recovery weights to project, e.g. `0.5,3` (each a finite number >= 0),
