@@ -384,3 +384,56 @@ fn samples_database_by_hand() {
     assert!(err.contains("field `samples`: not a samples database"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Ungraded outcomes (issue 9): four instances with a view each. i1 resolved (2
+/// fail-to-pass nodes, 5 pass-to-pass passed), i2 unresolved (1 fail-to-pass node
+/// failed, 7 passed), i3 `patch_successfully_applied: false` and i4 `patch_is_None:
+/// true`, both without `tests_status`. Counting the ungraded two as 0 gave a
+/// pass-to-pass median of (0 + 5) / 2 = 2.5; over the graded two it is (5 + 7) / 2 = 6.
+#[test]
+fn outcome_statistics_leave_ungraded_instances_out() {
+    let dir = std::env::temp_dir().join(format!("sphragis-ungraded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let views: Vec<String> =
+        ["i1", "i2", "i3", "i4"].iter().map(|i| line(&format!("v{i}"), "A", &format!("a__a-{i}"), [0, 0, 1, 1, 0, 0, 0, 0])).collect();
+    std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
+    let reports = [
+        ("a__a-i1", r#"{"patch_successfully_applied": true, "resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["f1","f2"], "failure": []}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5"], "failure": []}}}"#),
+        ("a__a-i2", r#"{"patch_successfully_applied": true, "resolved": false, "tests_status": {"FAIL_TO_PASS": {"success": [], "failure": ["f1"]}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5","p6","p7"], "failure": []}}}"#),
+        ("a__a-i3", r#"{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": false, "resolved": false}"#),
+        ("a__a-i4", r#"{"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false, "resolved": false}"#),
+    ];
+    for (id, text) in reports {
+        std::fs::create_dir_all(dir.join(id)).unwrap();
+        std::fs::write(dir.join(id).join("report.json"), text).unwrap();
+    }
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    for (id, _) in reports {
+        sphragis::sft::store::load_outcome(&conn, &dir.join(id).join("report.json")).unwrap();
+    }
+    let rows = |sql: &str| rows(&conn, sql);
+    assert_eq!(
+        rows("select graded, fail_to_pass, instances, resolved, all_instances, all_resolved, all_not_graded, median_pass_to_pass \
+              from sft_outcome_distribution_v1 order by fail_to_pass nulls last"),
+        [
+            ["true", "1", "1", "0", "4", "1", "2", "6"],
+            ["true", "2", "1", "1", "4", "1", "2", "6"],
+            ["false", "", "2", "0", "4", "1", "2", "6"],
+        ]
+    );
+    assert_eq!(
+        rows("select instance_id, outcome, resolved, fail_to_pass, pass_to_pass_passed from sft_instances_v1 order by 1"),
+        [
+            ["a__a-i1", "resolved", "true", "2", "5"],
+            ["a__a-i2", "unresolved", "false", "1", "7"],
+            ["a__a-i3", "not graded", "false", "", ""],
+            ["a__a-i4", "not graded", "false", "", ""],
+        ]
+    );
+    assert_eq!(
+        rows("select instance_id, outcome from sft_instance_detail_v1 where outcome = 'not graded' order by 1"),
+        [["a__a-i3", "not graded"], ["a__a-i4", "not graded"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -173,6 +173,10 @@ pub struct Outcome {
     pub resolved: bool,
     /// `patch_successfully_applied`, when present.
     pub patch_applied: Option<bool>,
+    /// False when the report has no `tests_status` (SWE-bench writes none when the patch
+    /// was None or did not apply): no test was graded, and the counts below are 0 only
+    /// as placeholders — the store writes them as NULL, never as zero results.
+    pub graded: bool,
     /// `tests_status.FAIL_TO_PASS`: the declared fail-to-pass tests.
     pub fail_to_pass: TestCounts,
     /// `tests_status.PASS_TO_PASS`.
@@ -609,7 +613,7 @@ pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
     let patch_applied = opt_bool(&loc, obj, "patch_successfully_applied", &base)?;
     let tp = join(&base, "tests_status");
     // SWE-bench writes no tests_status when the patch is None or did not apply
-    // (grading.get_eval_report): no test ran, every count is 0.
+    // (grading.get_eval_report): no test ran; the outcome is not graded.
     let empty = serde_json::Map::new();
     let ts = match get(obj, "tests_status") {
         Some(t) => as_object(&loc, t, &tp)?,
@@ -634,6 +638,7 @@ pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
     Ok(Outcome {
         resolved,
         patch_applied,
+        graded: get(obj, "tests_status").is_some(),
         fail_to_pass: counts("FAIL_TO_PASS")?.ok_or_else(|| loc.err(&join(&tp, "FAIL_TO_PASS"), "missing"))?,
         pass_to_pass: counts("PASS_TO_PASS")?.ok_or_else(|| loc.err(&join(&tp, "PASS_TO_PASS"), "missing"))?,
         fail_to_fail: counts("FAIL_TO_FAIL")?,
@@ -1635,6 +1640,7 @@ mod tests {
             Outcome {
                 resolved: false,
                 patch_applied: Some(true),
+                graded: true,
                 fail_to_pass: TestCounts { success: 0, failure: 1 },
                 pass_to_pass: TestCounts { success: 83, failure: 0 },
                 fail_to_fail: Some(TestCounts::default()),
