@@ -8,7 +8,7 @@
 //!
 //! | reader | `source` | file | tool calls |
 //! |---|---|---|---|
-//! | [`read_mini_swe_agent`] | `mini-swe-agent` | one `<id>.traj.json` (format `mini-swe-agent-1`) | ```` ```bash ```` blocks in assistant text |
+//! | [`read_mini_swe_agent`] | `mini-swe-agent` | one `<id>.traj.json` (format `mini-swe-agent-1`; 2.x: `mini-swe-agent-1.1`) | ```` ```bash ```` blocks in assistant text; 2.x: OpenAI `tool_calls` or ```` ```mswea_bash_command ```` blocks |
 //! | [`read_swe_agent_traj`] | `swe-agent` | one SWE-agent `.traj` (its `history`) | OpenAI `tool_calls`, or the text `action` of older files |
 //! | [`read_openhands_rows`] | `openhands` | JSON array (SWE-Gym/OpenHands-Sampled-Trajectories rows) | OpenAI `tool_calls`, parallel calls |
 //! | [`read_nebius_rows`] | `nebius` | JSON array (nebius/SWE-agent-trajectories rows) | SWE-agent text commands in a fenced block |
