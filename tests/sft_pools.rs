@@ -437,3 +437,31 @@ fn outcome_statistics_leave_ungraded_instances_out() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Samples database with an ungraded instance (issue 9): a__a-3 has NULL test-node
+/// counts. natural: a__a-1 (2, 10), a__a-2 (4, 30) → medians 3 and 20; max_steps: a__a-3
+/// ungraded and a__a-4 (1, 5) → not_graded 1, medians 1 and 5 (not 0.5 and 2.5).
+#[test]
+fn samples_outcomes_count_ungraded_apart() {
+    let dir = std::env::temp_dir().join(format!("sphragis-samples-ungraded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("samples.sqlite");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
+             insert into samples values ('a__a-1', 1, 'natural', 2, 10), ('a__a-2', 0, 'natural', 4, 30),
+                 ('a__a-3', 0, 'max_steps', null, null), ('a__a-4', 0, 'max_steps', 1, 5);",
+        )
+        .unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::pools::load_samples(&conn, &path).unwrap();
+    assert_eq!(
+        rows(
+            &conn,
+            "select finish_reason, instances, successes, not_graded, median_fail_to_pass, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"
+        ),
+        [["max_steps", "2", "0", "1", "1", "5"], ["natural", "2", "1", "0", "3", "20"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
