@@ -384,3 +384,84 @@ fn samples_database_by_hand() {
     assert!(err.contains("field `samples`: not a samples database"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Ungraded outcomes (issue 9): four instances with a view each. i1 resolved (2
+/// fail-to-pass nodes, 5 pass-to-pass passed), i2 unresolved (1 fail-to-pass node
+/// failed, 7 passed), i3 `patch_successfully_applied: false` and i4 `patch_is_None:
+/// true`, both without `tests_status`. Counting the ungraded two as 0 gave a
+/// pass-to-pass median of (0 + 5) / 2 = 2.5; over the graded two it is (5 + 7) / 2 = 6.
+#[test]
+fn outcome_statistics_leave_ungraded_instances_out() {
+    let dir = std::env::temp_dir().join(format!("sphragis-ungraded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let views: Vec<String> =
+        ["i1", "i2", "i3", "i4"].iter().map(|i| line(&format!("v{i}"), "A", &format!("a__a-{i}"), [0, 0, 1, 1, 0, 0, 0, 0])).collect();
+    std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
+    let reports = [
+        ("a__a-i1", r#"{"patch_successfully_applied": true, "resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["f1","f2"], "failure": []}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5"], "failure": []}}}"#),
+        ("a__a-i2", r#"{"patch_successfully_applied": true, "resolved": false, "tests_status": {"FAIL_TO_PASS": {"success": [], "failure": ["f1"]}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5","p6","p7"], "failure": []}}}"#),
+        ("a__a-i3", r#"{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": false, "resolved": false}"#),
+        ("a__a-i4", r#"{"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false, "resolved": false}"#),
+    ];
+    for (id, text) in reports {
+        std::fs::create_dir_all(dir.join(id)).unwrap();
+        std::fs::write(dir.join(id).join("report.json"), text).unwrap();
+    }
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    for (id, _) in reports {
+        sphragis::sft::store::load_outcome(&conn, &dir.join(id).join("report.json")).unwrap();
+    }
+    let rows = |sql: &str| rows(&conn, sql);
+    assert_eq!(
+        rows("select graded, fail_to_pass, instances, resolved, all_instances, all_resolved, all_not_graded, median_pass_to_pass \
+              from sft_outcome_distribution_v1 order by fail_to_pass nulls last"),
+        [
+            ["true", "1", "1", "0", "4", "1", "2", "6"],
+            ["true", "2", "1", "1", "4", "1", "2", "6"],
+            ["false", "", "2", "0", "4", "1", "2", "6"],
+        ]
+    );
+    assert_eq!(
+        rows("select instance_id, outcome, resolved, fail_to_pass, pass_to_pass_passed from sft_instances_v1 order by 1"),
+        [
+            ["a__a-i1", "resolved", "true", "2", "5"],
+            ["a__a-i2", "unresolved", "false", "1", "7"],
+            ["a__a-i3", "not graded", "false", "", ""],
+            ["a__a-i4", "not graded", "false", "", ""],
+        ]
+    );
+    assert_eq!(
+        rows("select instance_id, outcome from sft_instance_detail_v1 where outcome = 'not graded' order by 1"),
+        [["a__a-i3", "not graded"], ["a__a-i4", "not graded"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Samples database with an ungraded instance (issue 9): a__a-3 has NULL test-node
+/// counts. natural: a__a-1 (2, 10), a__a-2 (4, 30) → medians 3 and 20; max_steps: a__a-3
+/// ungraded and a__a-4 (1, 5) → not_graded 1, medians 1 and 5 (not 0.5 and 2.5).
+#[test]
+fn samples_outcomes_count_ungraded_apart() {
+    let dir = std::env::temp_dir().join(format!("sphragis-samples-ungraded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("samples.sqlite");
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
+             insert into samples values ('a__a-1', 1, 'natural', 2, 10), ('a__a-2', 0, 'natural', 4, 30),
+                 ('a__a-3', 0, 'max_steps', null, null), ('a__a-4', 0, 'max_steps', 1, 5);",
+        )
+        .unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::pools::load_samples(&conn, &path).unwrap();
+    assert_eq!(
+        rows(
+            &conn,
+            "select finish_reason, instances, successes, not_graded, median_fail_to_pass, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"
+        ),
+        [["max_steps", "2", "0", "1", "1", "5"], ["natural", "2", "1", "0", "3", "20"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -288,11 +288,12 @@ fn outcomes_are_bound_to_their_folder_and_unapplied_patches_load() {
     let mut stmt = conn
         .prepare("select instance_id, resolved, fail_to_pass_success, pass_to_pass_failure from sft_outcomes order by instance_id")
         .unwrap();
-    let rows: Vec<(String, bool, i64, i64)> =
+    let rows: Vec<(String, bool, Option<i64>, Option<i64>)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect();
+    // The unapplied patch graded no test: NULL counts, not 0 (issue 9).
     assert_eq!(
         rows,
-        vec![("a__a-1".into(), true, 2, 1), ("a__a-2".into(), true, 2, 1), ("a__a-3".into(), false, 0, 0)]
+        vec![("a__a-1".into(), true, Some(2), Some(1)), ("a__a-2".into(), true, Some(2), Some(1)), ("a__a-3".into(), false, None, None)]
     );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,7 +1,8 @@
 -- sft_instance_detail_v1: one row per source instance with the audit figures side by
 -- side (issue 5 item 7; grows as the audit grows). Heuristic columns come from the
 -- *_heuristic views and are named as such.
--- Columns: the per-instance table (sft_instances_v1) plus: split (manifest), protected
+-- Columns: the per-instance table (sft_instances_v1, including its outcome category:
+--   resolved / unresolved / not graded) plus: split (manifest), protected
 --   (family on the protected list), git_history_commands, first_write_turn_heuristic,
 --   test_runs_heuristic, pass_after_last_write_heuristic, recovery_window_heuristic,
 --   changed_command_pass_heuristic, thinking_bodies, long_repetition, final_report.

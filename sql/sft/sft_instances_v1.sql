@@ -7,7 +7,9 @@
 --   views that hold / do not hold a supervised token, summed over views); tool_calls_bash / _read /
 --   _edit / _search / _submit / _other (tool calls by canonical tool, via tool_aliases);
 --   resolved, fail_to_pass (success + failure nodes), pass_to_pass_passed (from the
---   evaluator report; null without one).
+--   evaluator report; null without one, and null when the report graded no test);
+--   outcome ('resolved' | 'unresolved' | 'not graded': the report has no test results,
+--   the patch was None or did not apply | null: no report).
 with ids as (
     select instance_id from sft_trajectories
     union
@@ -74,7 +76,13 @@ select
     coalesce(tl.other, 0) as tool_calls_other,
     o.resolved,
     o.fail_to_pass_success + o.fail_to_pass_failure as fail_to_pass,
-    o.pass_to_pass_success as pass_to_pass_passed
+    o.pass_to_pass_success as pass_to_pass_passed,
+    case
+        when o.instance_id is null then null
+        when o.fail_to_pass_success is null then 'not graded'
+        when o.resolved then 'resolved'
+        else 'unresolved'
+    end as outcome
 from ids as i
 left join sft_trajectories as t using (instance_id)
 left join views as v using (instance_id)

@@ -72,6 +72,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0008_sql_registry.sql",
         sql: include_str!("../../migrations/0008_sql_registry.sql"),
     },
+    Migration {
+        version: 9,
+        description: "outcomes_graded",
+        file: "0009_outcomes_graded.sql",
+        sql: include_str!("../../migrations/0009_outcomes_graded.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

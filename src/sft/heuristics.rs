@@ -9,10 +9,21 @@
 //! * [`is_write_command`]: the command writes a file — a heredoc (`<<`), `sed -i` /
 //!   `perl -i`, output redirection `>` / `>>` to a file (not `/dev/null`, not `2>&1`),
 //!   `tee`, `patch`, `git apply`, `git checkout -- file`/`git restore`.
-//! * [`test_result`]: the pass/fail summary an observation ends with — pytest's
-//!   `=== N passed / N failed ... in Xs ===`, unittest's and Django's `Ran N tests` then
-//!   `OK` / `FAILED (...)`, tox's `congratulations :)` / `ERROR:`, SymPy's `tests
-//!   finished: N passed, M failed`. ANSI colour codes are stripped first.
+//! * [`test_result`]: the pass/fail summary an observation ends with (the last one wins;
+//!   ANSI colour codes are stripped first). The forms recognised, as the tools print them:
+//!   - pytest, framed: `=== 3 failed, 43 passed, 3 skipped in 0.33s ===`;
+//!   - pytest `-q` / `--quiet`, bare on its own line: `3 passed in 0.02s`, `1 failed,
+//!     1 passed in 0.12s`, older `in 0.02 seconds`, long runs `in 123.45s (0:02:03)`;
+//!     `no tests ran` gives no result;
+//!   - unittest: `Ran 3 tests in 0.001s`, a blank line, then `OK` / `OK (skipped=2)` /
+//!     `FAILED (failures=1)`; `NO TESTS RAN` (Python 3.12+) gives no result;
+//!   - Django (`manage.py test`, `runtests.py`): unittest's summary; the `System check
+//!     identified no issues (0 silenced).` line before it is not a result;
+//!   - tox 3: `congratulations :)` (pass), `ERROR:   py311: commands failed` (fail);
+//!     tox 4: `congratulations :) (0.59 seconds)` (pass), `evaluation failed :( (8.65
+//!     seconds)` (fail), with per-environment lines `py311: OK (...)` / `py39: FAIL code 4
+//!     (...)` before them;
+//!   - SymPy's `bin/test`: `tests finished: N passed, M failed`.
 
 use regex::Regex;
 use std::sync::LazyLock;
@@ -44,8 +55,18 @@ static ANSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b\[[0-9;]*[A-Za-
 static PYTEST: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)^=+ (.*\b(passed|failed|error|errors|no tests ran)\b.*) in [0-9.]+s(econds)? .*=+\s*$").expect("pytest regex")
 });
+/// pytest's bare summary line (`-q`): counts, `in` a duration, nothing else on the line.
+static PYTEST_QUIET: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r"(?m)^[ \t]*(\d+ (?:passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)(?:, \d+ [a-z]+)*) in [0-9.]+ ?s(?:econds)?(?: \(\d+:\d\d:\d\d\))?[ \t]*\r?$",
+    )
+    .expect("pytest quiet regex")
+});
 static UNITTEST: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?m)^Ran \d+ tests? in [0-9.]+s\s*\n\s*\n?(OK|FAILED)\b").expect("unittest regex"));
+/// tox 4's final line on failure (tox 3 prints `ERROR:   <env>: commands failed`).
+static TOX_FAILED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\s*evaluation failed :\(|^ERROR:   \S+: ").expect("tox failed regex"));
 static SYMPY: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"tests finished: ([^=\n]*)").expect("sympy regex"));
 
 /// True when the command line runs a test runner (see the module docs).
@@ -94,6 +115,18 @@ pub fn test_result(observation: &str) -> Option<TestResult> {
             note(at, TestResult::Pass);
         }
     }
+    for m in PYTEST_QUIET.captures_iter(&text) {
+        let summary = &m[1];
+        let at = m.get(0).map_or(0, |g| g.start());
+        let failed = summary.split(", ").any(|part| {
+            part.ends_with(" failed") || part.ends_with(" error") || part.ends_with(" errors")
+        });
+        if failed {
+            note(at, TestResult::Fail);
+        } else if summary.split(", ").any(|part| part.ends_with(" passed")) {
+            note(at, TestResult::Pass);
+        }
+    }
     for m in UNITTEST.captures_iter(&text) {
         let at = m.get(0).map_or(0, |g| g.start());
         note(at, if &m[1] == "OK" { TestResult::Pass } else { TestResult::Fail });
@@ -106,7 +139,7 @@ pub fn test_result(observation: &str) -> Option<TestResult> {
     if let Some(at) = text.rfind("congratulations :)") {
         note(at, TestResult::Pass);
     }
-    if let Some(at) = text.rfind("ERROR:   ") {
+    if let Some(at) = TOX_FAILED.find_iter(&text).last().map(|m| m.start()) {
         note(at, TestResult::Fail);
     }
     last.map(|(_, r)| r)
@@ -170,5 +203,44 @@ mod tests {
         assert_eq!(test_result("Traceback (most recent call last):\nImportError"), None);
         // the last summary wins
         assert_eq!(test_result(&format!("{fail}{pass}")), Some(TestResult::Pass));
+    }
+
+    /// Summary forms as pytest, unittest, Django and tox print them (output lines from
+    /// their public docs and logs: pytest's getting-started `-q` example, a Django
+    /// `manage.py test` run, tox 3 and tox 4 runs in a SWE-bench-style trajectory).
+    #[test]
+    fn test_result_reads_the_summary_forms_runners_print() {
+        // pytest -q: a bare summary line, no `=` frame.
+        assert_eq!(test_result(".                                                                    [100%]\n1 passed in 0.12s\n"), Some(TestResult::Pass));
+        assert_eq!(test_result("...\n3 passed in 0.02s"), Some(TestResult::Pass));
+        assert_eq!(test_result(".F\n1 failed, 1 passed in 0.12s\n"), Some(TestResult::Fail));
+        assert_eq!(test_result("E\n1 error in 0.05s\n"), Some(TestResult::Fail));
+        assert_eq!(test_result("2 passed, 1 warning in 0.31s\n"), Some(TestResult::Pass));
+        assert_eq!(test_result("5 passed in 0.03 seconds\n"), Some(TestResult::Pass), "pytest < 5.x");
+        assert_eq!(test_result("1 failed, 2 passed in 123.45s (0:02:03)\n"), Some(TestResult::Fail));
+        assert_eq!(test_result("\x1b[32m3 passed\x1b[0m\x1b[32m in 0.02s\x1b[0m\n"), Some(TestResult::Pass));
+        assert_eq!(test_result("no tests ran in 0.01s\n"), None);
+        // Not a summary: the words inside a sentence or code.
+        assert_eq!(test_result("print('3 passed in 0.02s')\n"), None);
+        // unittest
+        let ut_fail = "F\n======================================================================\nFAIL: test_one (test_dict.TestUnitTest)\n----------------------------------------------------------------------\nRan 1 test in 0.000s\n\nFAILED (failures=1)\n";
+        assert_eq!(test_result(ut_fail), Some(TestResult::Fail));
+        assert_eq!(test_result("----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nOK\n"), Some(TestResult::Pass));
+        assert_eq!(test_result("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n"), None);
+        // Django: the system-check line is not a result; the unittest summary is.
+        let django = "Creating test database for alias 'default'...\nSystem check identified no issues (0 silenced).\n..s.\n----------------------------------------------------------------------\nRan 419 tests in 233.525s\n\nOK (skipped=2)\nDestroying test database for alias 'default'...\n";
+        assert_eq!(test_result(django), Some(TestResult::Pass));
+        assert_eq!(test_result("System check identified no issues (0 silenced).\n"), None);
+        let django_fail = "System check identified no issues (0 silenced).\nF.\n----------------------------------------------------------------------\nRan 2 tests in 0.004s\n\nFAILED (failures=1, errors=1)\nDestroying test database for alias 'default'...\n";
+        assert_eq!(test_result(django_fail), Some(TestResult::Fail));
+        // tox 3
+        assert_eq!(test_result("___ summary ___\n  py311: commands succeeded\n  congratulations :)\n"), Some(TestResult::Pass));
+        assert_eq!(test_result("___ summary ___\nERROR:   py311: commands failed\n"), Some(TestResult::Fail));
+        // tox 4
+        assert_eq!(test_result("  py311: OK (0.52=setup[0.04]+cmd[0.48] seconds)\n  congratulations :) (0.59 seconds)\n"), Some(TestResult::Pass));
+        let tox4_fail = "py39: exit 4 (0.45 seconds) /testbed> python -X dev -m pytest -rA tests/test_ext_autodoc_typehints.py pid=324\n  py39: FAIL code 4 (8.11=setup[7.66]+cmd[0.45] seconds)\n  evaluation failed :( (8.65 seconds)\n";
+        assert_eq!(test_result(tox4_fail), Some(TestResult::Fail));
+        // A pass after a failure: the last summary wins across forms.
+        assert_eq!(test_result(&format!("{tox4_fail}3 passed in 0.02s\n")), Some(TestResult::Pass));
     }
 }

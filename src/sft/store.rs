@@ -170,15 +170,17 @@ pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             _ => return Err(InputError::at(path, Some(1), Some("resolved"), "not a SWE-bench report.json").into()),
         };
         let outcome = trajectories::swebench_report_from_value(path, &value)?;
+        // Ungraded (no tests_status) is stored as NULL counts, never as 0 results.
+        let graded = |n: usize| outcome.graded.then_some(n as i32);
         conn.execute(
             "insert into sft_outcomes values (?, ?, ?, ?, ?, ?, ?)",
             params![
                 instance_id,
                 outcome.resolved,
-                outcome.fail_to_pass.success as i32,
-                outcome.fail_to_pass.failure as i32,
-                outcome.pass_to_pass.success as i32,
-                outcome.pass_to_pass.failure as i32,
+                graded(outcome.fail_to_pass.success),
+                graded(outcome.fail_to_pass.failure),
+                graded(outcome.pass_to_pass.success),
+                graded(outcome.pass_to_pass.failure),
                 file_id
             ],
         )

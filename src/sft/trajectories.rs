@@ -8,7 +8,7 @@
 //!
 //! | reader | `source` | file | tool calls |
 //! |---|---|---|---|
-//! | [`read_mini_swe_agent`] | `mini-swe-agent` | one `<id>.traj.json` (format `mini-swe-agent-1`) | ```` ```bash ```` blocks in assistant text |
+//! | [`read_mini_swe_agent`] | `mini-swe-agent` | one `<id>.traj.json` (format `mini-swe-agent-1`; 2.x: `mini-swe-agent-1.1`) | ```` ```bash ```` blocks in assistant text; 2.x: OpenAI `tool_calls` or ```` ```mswea_bash_command ```` blocks |
 //! | [`read_swe_agent_traj`] | `swe-agent` | one SWE-agent `.traj` (its `history`) | OpenAI `tool_calls`, or the text `action` of older files |
 //! | [`read_openhands_rows`] | `openhands` | JSON array (SWE-Gym/OpenHands-Sampled-Trajectories rows) | OpenAI `tool_calls`, parallel calls |
 //! | [`read_nebius_rows`] | `nebius` | JSON array (nebius/SWE-agent-trajectories rows) | SWE-agent text commands in a fenced block |
@@ -173,6 +173,10 @@ pub struct Outcome {
     pub resolved: bool,
     /// `patch_successfully_applied`, when present.
     pub patch_applied: Option<bool>,
+    /// False when the report has no `tests_status` (SWE-bench writes none when the patch
+    /// was None or did not apply): no test was graded, and the counts below are 0 only
+    /// as placeholders — the store writes them as NULL, never as zero results.
+    pub graded: bool,
     /// `tests_status.FAIL_TO_PASS`: the declared fail-to-pass tests.
     pub fail_to_pass: TestCounts,
     /// `tests_status.PASS_TO_PASS`.
@@ -521,6 +525,13 @@ pub fn observation_returncode(text: &str) -> Option<i32> {
 /// Read one mini-swe-agent trajectory (`trajectory_format` "mini-swe-agent-1": top-level
 /// `instance_id`, `messages[*]` {`role`, `content`, `extra`}).
 ///
+/// `trajectory_format` "mini-swe-agent-1.1" (mini-swe-agent 2.x, its docs' "v2 migration
+/// guide"): assistant messages carry OpenAI `tool_calls` (tool-calling models) or
+/// ```` ```mswea_bash_command ```` blocks (text-based models); observations are `role:
+/// "tool"` messages with `tool_call_id` (or `user` messages for text-based models); the
+/// last message is `role: "exit"` (the submission), which is not a chat message and is
+/// not stored. Any other `trajectory_format` value is an error naming the field.
+///
 /// * assistant messages: one `bash` [`ToolCall`] per ```` ```bash ```` block
 ///   ([`bash_blocks`]), `reasoning` = `extra.response.choices[0].message.reasoning`;
 /// * user messages: `returncode` from a leading `<returncode>N</returncode>`;
@@ -534,9 +545,28 @@ pub fn read_mini_swe_agent(path: &Path, text: &str) -> Result<Trajectory> {
     mini_swe_agent_from_value(path, &parse_json_file(path, text)?)
 }
 
+/// The `trajectory_format` values [`read_mini_swe_agent`] knows: 1.x files, and 2.x
+/// files (`mini-swe-agent-1.1`). Any other value is refused, never guessed.
+pub const MINI_SWE_AGENT_FORMATS: &[&str] = &["mini-swe-agent-1", "mini-swe-agent-1.1"];
+
+/// mini-swe-agent 2.x's text-based `action_regex` default: the fence is named
+/// `mswea_bash_command` (1.x: `bash`); same shape as [`BASH_BLOCK`].
+static MSWEA_BLOCK: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?s)```mswea_bash_command\s*\n(.*?)\r?\n```").expect("mswea block regex"));
+
 fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
     let loc = Loc::file(path);
     let top = as_object(&loc, v, "")?;
+    let v2 = match opt_str(&loc, top, "trajectory_format", "")? {
+        None | Some("mini-swe-agent-1") => false,
+        Some("mini-swe-agent-1.1") => true,
+        Some(other) => {
+            return Err(loc.err(
+                "trajectory_format",
+                format!("unknown value {other:?} (known: {})", MINI_SWE_AGENT_FORMATS.join(", ")),
+            ));
+        }
+    };
     let instance_id = match opt_str(&loc, top, "instance_id", "")? {
         Some(s) => s.to_string(),
         None => {
@@ -549,18 +579,42 @@ fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
     for (i, m) in msgs.iter().enumerate() {
         let p = format!("messages[{i}]");
         let m = as_object(&loc, m, &p)?;
+        // 2.x ends with `{"role": "exit", "content": <submission>, "extra": {exit_status,
+        // submission}}`: the harness's record of the exit, never sent to the model.
+        if v2 && get(m, "role").and_then(Value::as_str) == Some("exit") {
+            if i + 1 != msgs.len() {
+                return Err(loc.err(&join(&p, "role"), "an `exit` message before the last message"));
+            }
+            break;
+        }
         let role = req_role(&loc, m, &p)?;
         let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
         match role {
+            Role::Assistant if v2 => {
+                // tool-calling models: OpenAI `tool_calls`; text-based models: fenced blocks
+                msg.tool_calls = openai_tool_calls(&loc, m, &p)?;
+                if msg.tool_calls.is_empty() {
+                    msg.tool_calls = MSWEA_BLOCK
+                        .captures_iter(&msg.text)
+                        .map(|c| bash_call(c.get(1).map_or("", |g| g.as_str())))
+                        .collect();
+                }
+                msg.reasoning = mini_reasoning(&loc, m, &p)?;
+            }
             Role::Assistant => {
                 msg.tool_calls = bash_blocks(&msg.text).into_iter().map(bash_call).collect();
                 msg.reasoning = mini_reasoning(&loc, m, &p)?;
+            }
+            Role::Tool => {
+                msg.tool_call_id = opt_str(&loc, m, "tool_call_id", &p)?.map(str::to_string);
+                msg.returncode = observation_returncode(&msg.text);
             }
             Role::User => msg.returncode = observation_returncode(&msg.text),
             _ => {}
         }
         messages.push(msg);
     }
+    link_tool_names(&mut messages);
     Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, messages })
 }
 
@@ -609,7 +663,7 @@ pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
     let patch_applied = opt_bool(&loc, obj, "patch_successfully_applied", &base)?;
     let tp = join(&base, "tests_status");
     // SWE-bench writes no tests_status when the patch is None or did not apply
-    // (grading.get_eval_report): no test ran, every count is 0.
+    // (grading.get_eval_report): no test ran; the outcome is not graded.
     let empty = serde_json::Map::new();
     let ts = match get(obj, "tests_status") {
         Some(t) => as_object(&loc, t, &tp)?,
@@ -634,6 +688,7 @@ pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
     Ok(Outcome {
         resolved,
         patch_applied,
+        graded: get(obj, "tests_status").is_some(),
         fail_to_pass: counts("FAIL_TO_PASS")?.ok_or_else(|| loc.err(&join(&tp, "FAIL_TO_PASS"), "missing"))?,
         pass_to_pass: counts("PASS_TO_PASS")?.ok_or_else(|| loc.err(&join(&tp, "PASS_TO_PASS"), "missing"))?,
         fail_to_fail: counts("FAIL_TO_FAIL")?,
@@ -884,11 +939,47 @@ fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajec
     Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, messages })
 }
 
+/// A SWE-agent `history`: an array whose first entry (if any) is a chat message with a
+/// `role`. An OpenHands event stream (`output.jsonl`: `history` of events with `action` /
+/// `observation` / `source`, no `role`) is not one.
+fn swe_agent_history(v: &Value) -> bool {
+    match v.get("history").and_then(Value::as_array) {
+        Some(h) => h.first().is_none_or(|e| e.get("role").is_some()),
+        None => false,
+    }
+}
+
+/// For a JSON object no reader took: each format [`detect_and_read`] tried and why it
+/// did not match, in the order tried.
+fn why_not_object(v: &Value) -> String {
+    let swe_agent = match v.get("history") {
+        None => "no `history`".to_string(),
+        Some(Value::Array(h)) => match h.first() {
+            Some(e) if e.get("action").is_some() || e.get("observation").is_some() => format!(
+                "`history[0]` has no `role` but {} (an OpenHands event stream, e.g. `output.jsonl`: not a chat; convert it to OpenAI messages)",
+                ["action", "observation", "source"].iter().filter(|k| e.get(**k).is_some()).map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            ),
+            _ => "`history[0]` has no `role`".to_string(),
+        },
+        Some(h) => format!("`history` is {}, not an array", kind(h)),
+    };
+    let llamafactory = if v.get("messages").is_some() {
+        "`messages` without typed content parts"
+    } else {
+        "no `messages`"
+    };
+    format!(
+        "mini-swe-agent (no `trajectory_format`, no `messages`+`info`); SWE-agent .traj ({swe_agent}); \
+         LLaMA-Factory ({llamafactory}); openhands / nebius / swe-smith (expect a JSON array of rows, got an object)"
+    )
+}
+
 /// Read any of the six formats, chosen from the content:
 ///
-/// * a JSON object with `trajectory_format` starting `mini-swe-agent`, or with
-///   `messages` + `info` → [`read_mini_swe_agent`];
-/// * a JSON object with `history` → [`read_swe_agent_traj`];
+/// * a JSON object with `trajectory_format` (any value: the reader refuses one it does
+///   not know), or with `messages` + `info` → [`read_mini_swe_agent`];
+/// * a JSON object whose `history` is an array of messages with `role` →
+///   [`read_swe_agent_traj`];
 /// * a JSON array whose first row has `trajectory` → nebius; has `messages` whose
 ///   `content` is a list of `{type, value}` parts → LLaMA-Factory (array form); has
 ///   `tools` or a message with `tool_calls` → openhands; has `traj_id` or an assistant
@@ -896,29 +987,27 @@ fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajec
 /// * otherwise, one JSON object a line whose first row has typed content parts →
 ///   [`read_llamafactory_jsonl`].
 ///
-/// An empty array gives no trajectories. Anything else is an error naming the file.
+/// An empty array gives no trajectories. Anything else is an error naming the file and,
+/// for a JSON object (or the first JSON line), each format tried and why it did not match.
 pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
     // the input layer skips a byte-order mark; a text given directly may still hold one
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(o)) => {
-            let is_mini =
-                o.get("trajectory_format").and_then(Value::as_str).is_some_and(|f| f.starts_with("mini-swe-agent"))
-                    || (o.contains_key("messages") && o.contains_key("info"));
+            // any `trajectory_format` goes to the reader that knows the values, which
+            // refuses one it does not know
+            let is_mini = o.contains_key("trajectory_format") || (o.contains_key("messages") && o.contains_key("info"));
             let v = Value::Object(o);
             if is_mini {
                 return mini_swe_agent_from_value(path, &v).map(|t| vec![t]);
             }
-            if v.get("history").is_some() {
+            if swe_agent_history(&v) {
                 return swe_agent_from_value(path, &v).map(|t| vec![t]);
             }
             if v.get("messages").is_some_and(has_typed_parts) {
                 return read_llamafactory_jsonl(path, text);
             }
-            bail!(
-                "{}: not a recognized trajectory format (a JSON object without `messages`+`info`, `trajectory_format` or `history`)",
-                path.display()
-            )
+            bail!("{}: not a recognized trajectory format; tried {}", path.display(), why_not_object(&v))
         }
         Ok(Value::Array(_)) => {
             let loc = Loc::file(path);
@@ -967,9 +1056,10 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
             let first: Option<Value> = first.and_then(|l| serde_json::from_str(l).ok());
             match first {
                 Some(v) if v.get("messages").is_some_and(has_typed_parts) => read_llamafactory_jsonl(path, text),
-                Some(_) => bail!(
-                    "{}: JSONL rows without LLaMA-Factory typed content parts: not a recognized trajectory format",
-                    path.display()
+                Some(v) => bail!(
+                    "{}: not a recognized trajectory format (JSON lines; line 1 read as one document); tried {}",
+                    path.display(),
+                    why_not_object(&v)
                 ),
                 None => bail!("{}: not JSON: {whole_err}", path.display()),
             }
@@ -1635,6 +1725,7 @@ mod tests {
             Outcome {
                 resolved: false,
                 patch_applied: Some(true),
+                graded: true,
                 fail_to_pass: TestCounts { success: 0, failure: 1 },
                 pass_to_pass: TestCounts { success: 83, failure: 0 },
                 fail_to_fail: Some(TestCounts::default()),
@@ -2297,5 +2388,106 @@ mod tests {
         ] {
             assert!(!is_git_history_command(c), "expected false: {c:?}");
         }
+    }
+
+    /// mini-swe-agent 2.x, tool-calling model: three tool calls answered by `tool`
+    /// messages, one of them a test run, then the `exit` record (shape of its docs'
+    /// output-files page and v2 migration guide; written for this test).
+    const MINI_V2_TOOLCALLS: &str = r#"{
+  "info": {"mini_version": "2.0.0", "exit_status": "Submitted", "submission": "diff --git a/x.py b/x.py"},
+  "messages": [
+    {"role": "system", "content": "You are a helpful assistant that can interact with a computer."},
+    {"role": "user", "content": "Please solve this issue: x() returns None"},
+    {"role": "assistant", "content": "Let me look.", "tool_calls": [
+      {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"cat x.py\"}"}}],
+     "extra": {"response": {"choices": [{"message": {"reasoning": "read first"}}]}}},
+    {"role": "tool", "tool_call_id": "call_1", "content": "<returncode>0</returncode>\n<output>def x(): pass</output>"},
+    {"role": "assistant", "content": null, "tool_calls": [
+      {"id": "call_2", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"sed -i 's/pass/return 1/' x.py\"}"}},
+      {"id": "call_3", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"python -m pytest -q tests\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_2", "content": "<returncode>0</returncode>\n<output></output>"},
+    {"role": "tool", "tool_call_id": "call_3", "content": "<returncode>0</returncode>\n<output>3 passed in 0.02s</output>"},
+    {"role": "exit", "content": "diff --git a/x.py b/x.py", "extra": {"exit_status": "Submitted", "submission": "diff --git a/x.py b/x.py"}}
+  ],
+  "trajectory_format": "mini-swe-agent-1.1",
+  "instance_id": "demo__x-1"
+}"#;
+
+    #[test]
+    fn mini_swe_agent_2_tool_calls_and_exit_message_load() {
+        let p = temp_file("v2_toolcalls.traj.json", MINI_V2_TOOLCALLS);
+        let ts = detect_and_read(&p).unwrap();
+        assert_eq!(ts.len(), 1);
+        let t = &ts[0];
+        assert_eq!((t.instance_id.as_str(), t.source), ("demo__x-1", SOURCE_MINI_SWE_AGENT));
+        // 7 chat messages; the exit record is not one
+        let roles: Vec<&str> = t.messages.iter().map(|m| m.role.as_str()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "tool", "tool"]);
+        let calls: Vec<(Option<&str>, &str)> =
+            t.messages.iter().flat_map(|m| &m.tool_calls).map(|c| (c.id.as_deref(), c.name.as_str())).collect();
+        assert_eq!(calls, [(Some("call_1"), "bash"), (Some("call_2"), "bash"), (Some("call_3"), "bash")]);
+        let commands: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
+        assert_eq!(commands, ["cat x.py", "sed -i 's/pass/return 1/' x.py", "python -m pytest -q tests"]);
+        assert_eq!(commands.iter().filter(|c| crate::sft::heuristics::is_test_command(c)).count(), 1);
+        assert_eq!(t.messages[3].tool_call_id.as_deref(), Some("call_1"));
+        assert_eq!(t.messages[6].tool_name.as_deref(), Some("bash"));
+        assert_eq!(t.messages[6].returncode, Some(0));
+        assert_eq!(t.messages[2].reasoning.as_deref(), Some("read first"));
+    }
+
+    #[test]
+    fn mini_swe_agent_2_text_based_fence_is_mswea_bash_command() {
+        let text = r#"{"trajectory_format": "mini-swe-agent-1.1", "instance_id": "demo__x-2", "info": {},
+          "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "task"},
+            {"role": "assistant", "content": "THOUGHT: look\n\n```mswea_bash_command\nls -la\n```"},
+            {"role": "user", "content": "<returncode>0</returncode>\n<output>x.py</output>"},
+            {"role": "assistant", "content": "```bash\necho example-in-prose\n```\n```mswea_bash_command\necho COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT\n```"},
+            {"role": "exit", "content": "", "extra": {"exit_status": "Submitted"}}]}"#;
+        let t = &detect_and_read(&temp_file("v2_text.traj.json", text)).unwrap()[0];
+        let commands: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
+        // the 2.x fence only: a ```bash block is an example in prose there
+        assert_eq!(commands, ["ls -la", "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"]);
+        assert_eq!(t.messages.len(), 5);
+        assert_eq!(t.messages[3].returncode, Some(0));
+    }
+
+    #[test]
+    fn mini_swe_agent_reader_refuses_unknown_trajectory_format() {
+        let text = r#"{"trajectory_format": "mini-swe-agent-3", "messages": [], "info": {}}"#;
+        let p = temp_file("v3.traj.json", text);
+        let e = detect_and_read(&p).unwrap_err().to_string();
+        assert!(e.contains("trajectory_format"), "{e}");
+        assert!(e.contains(r#"unknown value "mini-swe-agent-3" (known: mini-swe-agent-1, mini-swe-agent-1.1)"#), "{e}");
+        let e = read_mini_swe_agent(&p).unwrap_err().to_string();
+        assert!(e.contains("unknown value"), "{e}");
+        // a format that is not mini-swe-agent's at all is refused too, not guessed
+        let p = temp_file("other.traj.json", r#"{"trajectory_format": "other-agent-9", "history": []}"#);
+        assert!(detect_and_read(&p).unwrap_err().to_string().contains(r#"unknown value "other-agent-9""#));
+        // an exit message anywhere but last
+        let text = r#"{"trajectory_format": "mini-swe-agent-1.1", "messages": [{"role": "exit", "content": ""}, {"role": "user", "content": "x"}]}"#;
+        let e = detect_and_read(&temp_file("exit_mid.traj.json", text)).unwrap_err().to_string();
+        assert!(e.contains("messages[0].role") && e.contains("before the last message"), "{e}");
+        // 1.x files know no exit role
+        let text = r#"{"trajectory_format": "mini-swe-agent-1", "messages": [{"role": "exit", "content": ""}]}"#;
+        assert!(detect_and_read(&temp_file("exit_v1.traj.json", text)).is_err());
+    }
+
+    #[test]
+    fn format_detection_names_every_format_tried() {
+        // one line of an OpenHands output.jsonl: an event stream, not a chat
+        let line = r#"{"instance_id": "demo__x-3", "history": [{"id": 0, "source": "agent", "action": "system", "message": "You are OpenHands agent"}, {"id": 1, "source": "user", "action": "message", "message": "fix it"}], "test_result": {}}"#;
+        let e = detect_and_read(&temp_file("output.jsonl", line)).unwrap_err().to_string();
+        assert!(!e.contains("history[0].role: missing"), "{e}");
+        for tried in ["mini-swe-agent (no `trajectory_format`", "SWE-agent .traj (`history[0]` has no `role` but `action`, `source`", "OpenHands event stream", "LLaMA-Factory (no `messages`)", "openhands / nebius / swe-smith"] {
+            assert!(e.contains(tried), "{tried} in {e}");
+        }
+        // two lines: read as JSON lines, the same account from line 1
+        let e = detect_and_read(&temp_file("output2.jsonl", &format!("{line}\n{line}\n"))).unwrap_err().to_string();
+        assert!(e.contains("JSON lines") && e.contains("OpenHands event stream"), "{e}");
+        // a SWE-agent history still reads
+        let ok = r#"{"history": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]}"#;
+        assert_eq!(detect_and_read(&temp_file("x.traj", ok)).unwrap()[0].messages.len(), 2);
     }
 }
