@@ -289,6 +289,15 @@ fn reports_as_csv_json_and_files_name_their_view() {
     assert_eq!(inputs.len(), 2, "orgs.json and examples.jsonl");
     assert_eq!(inputs[1]["kind"], "examples");
     assert_eq!(inputs[1]["sha256"].as_str().unwrap(), sha256_of(&examples));
+    assert_eq!(manifest["not_from_this_export"], serde_json::json!([]));
+    // a second export into the same folder names the files it did not write
+    s.ok(&["report", "removals", "--format", "csv", "--out", dir.to_str().unwrap()]);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["files"].as_array().unwrap().len(), 1);
+    let others = manifest["not_from_this_export"].as_array().unwrap();
+    assert_eq!(others.len(), sphragis::report::REPORTS.len() - 1);
+    assert!(others.iter().any(|f| f == "fence_agreement_v1.csv"));
 }
 
 #[test]
@@ -526,4 +535,40 @@ fn verify_with_a_missing_input_exits_3() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("input files are missing") && stderr.contains("openstack.jsonl"), "{stderr}");
+}
+
+#[test]
+fn sql_command_cannot_attach_the_sealed_companion_or_read_files() {
+    let s = Scratch::new("sql-attach");
+    s.ok(&["init"]);
+    let companion = format!("{}.sealed.duckdb", s.db().display());
+    std::fs::write(s.dir.join("x.csv"), "a\n1\n").unwrap();
+    for query in [format!("attach '{companion}' as s (read_only)"), "select * from read_csv('x.csv')".to_string()] {
+        let out = s.run(&["sql", &query]);
+        assert_eq!(out.status.code(), Some(1), "{query}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("disabled by configuration"), "{query}");
+    }
+    assert_eq!(s.run(&["sql", "set enable_external_access = true"]).status.code(), Some(1));
+}
+
+#[test]
+fn fifo_input_without_a_writer_is_refused_at_once() {
+    let s = Scratch::new("fifo");
+    let fifo = s.dir.join("pipe.jsonl");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let out = s.run(&["load", "examples", fifo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a regular file"));
+    // it returned rather than blocking on open (a generous bound, not a timing test)
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
+fn version_filter_on_a_report_without_versions_is_a_usage_error() {
+    let s = Scratch::new("version-filter");
+    s.ok(&["init"]);
+    let out = s.run(&["report", "weights", "--version", "v3"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--version does not apply"));
 }

@@ -80,6 +80,14 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         // a misspelt report name is a usage error (exit 2), listing the names
         vec![report::find(&args.name).map_err(|error| CliError { error, exit_code: 2 })?]
     };
+    // --version filters reports with a version column; for a single report without one it
+    // would filter nothing, which is a usage error rather than a silent no-op.
+    if args.version.is_some() && chosen.iter().all(|r| !r.by_version) {
+        return Err(CliError {
+            error: anyhow::anyhow!("report {} has no corpus version column: --version does not apply", args.name),
+            exit_code: 2,
+        });
+    }
     // Parameters run the report's table macro; the stamp then names the macro and the
     // arguments (never the grid view whose rows it does not show).
     let weights = (!args.weights.is_empty()).then(|| Arguments::Weights(args.weights.clone()));

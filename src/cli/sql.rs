@@ -13,7 +13,7 @@ pub struct Args {
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
-    let conn = crate::db::open_read_only(db)?;
+    let conn = crate::db::open_for_queries(db)?;
     let table = crate::report::query(&conn, &args.query, &[])?;
     super::out!("{}", crate::report::render(&table, args.format.into())?)?;
     if args.format == FormatArg::Json {

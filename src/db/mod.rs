@@ -76,6 +76,19 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// Opens an existing database read-only for ad-hoc SQL (`sphragis sql`): as
+/// [`open_read_only`], then with DuckDB's external access switched off for the rest of
+/// the connection (it cannot be switched on again), so a query reads this file only —
+/// no `ATTACH` of the sealed companion or any other file, no file readers. Any DuckDB
+/// client remains free to do more; sphragis's own query command opens nothing else.
+///
+/// Errors: as [`open_read_only`].
+pub fn open_for_queries(path: &Path) -> Result<Connection> {
+    let conn = open_read_only(path)?;
+    conn.execute_batch("set enable_external_access = false")?;
+    Ok(conn)
+}
+
 /// Runs `work` inside one transaction: commit when it returns `Ok`, roll back when it
 /// returns `Err` (the error is returned unchanged).
 pub fn in_transaction<T>(conn: &Connection, work: impl FnOnce() -> Result<T>) -> Result<T> {

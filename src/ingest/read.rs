@@ -129,7 +129,17 @@ impl Input {
     /// device: sphragis binds every input by path and SHA-256).
     pub fn open(path: &Path) -> anyhow::Result<(Input, u64)> {
         use anyhow::Context;
-        let file = std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        // Checked before opening too: opening a FIFO that has no writer blocks forever.
+        let before = std::fs::metadata(path).with_context(|| format!("{}: cannot open", path.display()))?;
+        let file = if before.is_file() {
+            std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?
+        } else {
+            anyhow::bail!(
+                "{}: not a regular file (a directory, pipe or device); sphragis binds every input by path and \
+                 SHA-256, so save it to a file first",
+                path.display()
+            );
+        };
         let meta = file.metadata().with_context(|| format!("{}: cannot stat", path.display()))?;
         if !meta.is_file() {
             anyhow::bail!(

@@ -709,7 +709,8 @@ pub fn write_files(dir: &Path, tables: &[ReportTable], format: Format, context: 
         std::fs::write(&file, render(table, format)?).with_context(|| format!("{}: cannot write", file.display()))?;
         let note = table.rows.is_empty().then(|| {
             format!(
-                "no rows: this database has no data for {} {}{} (the file holds the header only)",
+                "no rows: {} {}{} returned none on this database (nothing of that kind is loaded, or nothing \
+                 matched, e.g. no view fails the contract); the file holds the header only",
                 st.kind.as_str(),
                 st.name,
                 st.filter.as_ref().map(|f| format!(" where {f}")).unwrap_or_default()
@@ -729,8 +730,18 @@ pub fn write_files(dir: &Path, tables: &[ReportTable], format: Format, context: 
         }));
         written.push(file);
     }
+    // Files already in the folder that this export did not write are named, so the
+    // manifest never silently describes only part of the folder.
+    let mut others: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("{}: cannot list", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| !written.contains(p) && p.file_name().is_some_and(|n| n != "manifest.json"))
+        .map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+        .collect();
+    others.sort();
     let path = dir.join("manifest.json");
     let doc = json!({
+        "not_from_this_export": others,
         "database": context.database,
         "code_version": crate::CODE_VERSION,
         "options": context.options,
