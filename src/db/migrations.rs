@@ -78,6 +78,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0009_outcomes_graded.sql",
         sql: include_str!("../../migrations/0009_outcomes_graded.sql"),
     },
+    Migration {
+        version: 10,
+        description: "stored_definitions",
+        file: "0010_stored_definitions.sql",
+        sql: include_str!("../../migrations/0010_stored_definitions.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -194,7 +194,22 @@ pub fn find(name: &str) -> Option<&'static ViewFile> {
 pub fn check_current(conn: &Connection) -> Result<()> {
     for view in VIEWS {
         match recorded(conn, view.name())? {
-            Some(r) if r.sha256 == view.sha256() => {}
+            Some(r) if r.sha256 == view.sha256() => {
+                let now = stored_definition_sha256(conn, view)?;
+                if r.stored_sha256.is_none() || now != r.stored_sha256 {
+                    bail!(
+                        "{kind} {name} in this file was changed outside sphragis: its stored definition is not the \
+                         one sphragis created from {src} (recorded sha256 {was}, now {now}). Its rows would not be \
+                         what the stamp names; run a writing command (`sphragis --db FILE init`) to re-create the \
+                         views and macros from this sphragis's files",
+                        kind = view.kind.as_str(),
+                        name = view.name(),
+                        src = view.source,
+                        was = r.stored_sha256.as_deref().unwrap_or("(none)"),
+                        now = now.as_deref().unwrap_or("(missing)"),
+                    );
+                }
+            }
             Some(r) => bail!(changed_message(view, &r)),
             None => bail!(
                 "{} {} is not in this file yet; run `sphragis init` (or any writing command) to add it",
@@ -210,15 +225,30 @@ pub fn check_current(conn: &Connection) -> Result<()> {
 struct Recorded {
     sha256: String,
     code_version: Option<String>,
+    stored_sha256: Option<String>,
 }
 
 fn recorded(conn: &Connection, name: &str) -> Result<Option<Recorded>> {
     use duckdb::OptionalExt;
     Ok(conn
-        .query_row("select sha256, code_version from sph_views where name = ?", [name], |r| {
-            Ok(Recorded { sha256: r.get(0)?, code_version: r.get(1)? })
+        .query_row("select sha256, code_version, stored_sha256 from sph_views where name = ?", [name], |r| {
+            Ok(Recorded { sha256: r.get(0)?, code_version: r.get(1)?, stored_sha256: r.get(2)? })
         })
         .optional()?)
+}
+
+/// SHA-256 of the definition DuckDB stores for `view` in this file (the view's SQL, or
+/// the macro's definition), `None` when no such view or macro exists.
+fn stored_definition_sha256(conn: &Connection, view: &ViewFile) -> Result<Option<String>> {
+    let sql = match view.kind {
+        SqlKind::View => "select string_agg(sql, '\n') from duckdb_views() \
+                          where view_name = ? and schema_name = 'main' and database_name = current_database()",
+        SqlKind::Macro => "select string_agg(macro_definition, '\n' order by macro_definition) from duckdb_functions() \
+                           where function_name = ? and function_type = 'table_macro' and schema_name = 'main' \
+                           and database_name = current_database()",
+    };
+    let text: Option<String> = conn.query_row(sql, [view.name()], |r| r.get(0))?;
+    Ok(text.map(|t| crate::hash::sha256_hex(t.as_bytes())))
 }
 
 /// The refusal for a database whose recorded view differs from this binary's file: which
@@ -270,11 +300,15 @@ pub fn register(conn: &Connection) -> Result<()> {
                 conn.execute_batch(view.sql).with_context(|| format!("creating macro {name} from {}", view.source))?
             }
         }
+        let stored = stored_definition_sha256(conn, view)?;
+        if was.is_some() {
+            conn.execute("update sph_views set stored_sha256 = ? where name = ?", duckdb::params![stored, name])?;
+        }
         if was.is_none() {
             conn.execute(
-                "insert into sph_views (name, base_name, version, sha256, source, kind, code_version) \
-                 values (?, ?, ?, ?, ?, ?, ?)",
-                duckdb::params![name, base, version, sha, view.source, view.kind.as_str(), crate::CODE_VERSION],
+                "insert into sph_views (name, base_name, version, sha256, source, kind, code_version, stored_sha256) \
+                 values (?, ?, ?, ?, ?, ?, ?, ?)",
+                duckdb::params![name, base, version, sha, view.source, view.kind.as_str(), crate::CODE_VERSION, stored],
             )?;
         }
         match latest.iter_mut().find(|(b, _, _)| *b == base) {
@@ -361,6 +395,33 @@ mod tests {
             assert!(err.contains("open this file with the sphragis that made it"), "{err}");
             assert!(err.contains("load the inputs again into a new database file"), "{err}");
         }
+    }
+
+    #[test]
+    fn view_replaced_outside_sphragis_is_refused_on_read() {
+        let dir = std::env::temp_dir().join(format!("sphragis-replaced-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.duckdb");
+        let _ = std::fs::remove_file(&path);
+        drop(crate::db::open(&path).unwrap());
+        assert!(crate::db::open_read_only(&path).is_ok());
+        {
+            // another client replaces a view and a macro under the same names
+            let stock = Connection::open(&path).unwrap();
+            stock.execute_batch("create or replace view split_counts_v1 as select 'fake' as org, 999 as n").unwrap();
+        }
+        let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+        assert!(err.contains("view split_counts_v1 in this file was changed outside sphragis"), "{err}");
+        // a writing open re-creates it from the embedded file, and reads work again
+        drop(crate::db::open(&path).unwrap());
+        assert!(crate::db::open_read_only(&path).is_ok());
+        {
+            let stock = Connection::open(&path).unwrap();
+            stock.execute_batch("create or replace macro sft_budget_at_v1(grad_accums, step_counts) as table select 1 as passes").unwrap();
+        }
+        let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+        assert!(err.contains("macro sft_budget_at_v1 in this file was changed outside sphragis"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
