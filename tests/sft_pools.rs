@@ -31,6 +31,18 @@ fn line(view_id: &str, pool: &str, instance: &str, mask: [u8; 8]) -> String {
     )
 }
 
+/// Writes `views` (view lines) into `dir` with a pools file giving A the repair role and B
+/// the recovery role, and loads both into a new in-memory database.
+fn repair_and_recovery(dir: &Path, views: &[String]) -> duckdb::Connection {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    conn
+}
+
 #[test]
 fn dedup_exposure_and_weights_by_hand() {
     let dir = std::env::temp_dir().join(format!("sphragis-pools-{}", std::process::id()));
@@ -113,18 +125,14 @@ fn dedup_exposure_and_weights_by_hand() {
 #[test]
 fn weight_projection_counts_recovery_outside_the_union_once() {
     let dir = std::env::temp_dir().join(format!("sphragis-weights-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let views = [
-        line("a1", "A", "i1", [0, 1, 1, 0, 0, 0, 0, 0]),
-        line("b1", "B", "i1", [0, 0, 1, 1, 0, 0, 0, 0]),
-        line("b2", "B", "i2", [1, 1, 0, 0, 0, 0, 0, 0]),
-    ]
-    .join("\n");
-    std::fs::write(dir.join("views.jsonl"), views + "\n").unwrap();
-    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
-    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
-    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    let conn = repair_and_recovery(
+        &dir,
+        &[
+            line("a1", "A", "i1", [0, 1, 1, 0, 0, 0, 0, 0]),
+            line("b1", "B", "i1", [0, 0, 1, 1, 0, 0, 0, 0]),
+            line("b2", "B", "i2", [1, 1, 0, 0, 0, 0, 0, 0]),
+        ],
+    );
     assert_eq!(
         rows(&conn, "select weight, union_exposure, region_positions, region_in_union, region_outside_union, total, region \
                      from sft_weight_projection_at_v1([0.0, 1.0, 2.0]) order by weight"),
@@ -152,15 +160,14 @@ fn weight_projection_counts_recovery_outside_the_union_once() {
 #[test]
 fn isolation_budget_and_outcomes_by_hand() {
     let dir = std::env::temp_dir().join(format!("sphragis-budget-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let views = [
-        line("a1", "A", "demo__repo-1", [0, 0, 1, 1, 1, 0, 0, 0]),
-        line("b1", "B", "demo__repo-1", [0, 0, 0, 1, 1, 1, 0, 0]),
-        line("a2", "A", "other__x-2", [1, 1, 0, 0, 0, 0, 0, 0]),
-    ]
-    .join("\n");
-    std::fs::write(dir.join("views.jsonl"), views + "\n").unwrap();
-    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
+    let conn = repair_and_recovery(
+        &dir,
+        &[
+            line("a1", "A", "demo__repo-1", [0, 0, 1, 1, 1, 0, 0, 0]),
+            line("b1", "B", "demo__repo-1", [0, 0, 0, 1, 1, 1, 0, 0]),
+            line("a2", "A", "other__x-2", [1, 1, 0, 0, 0, 0, 0, 0]),
+        ],
+    );
     std::fs::write(
         dir.join("manifest.json"),
         r#"{"splits": {"train": ["demo__repo-1"], "dev": ["other__x-2"]}, "protected_families": ["other__x"]}"#,
@@ -174,9 +181,6 @@ fn isolation_budget_and_outcomes_by_hand() {
         )
         .unwrap();
     }
-    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
-    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
     sphragis::sft::pools::load_manifest(&conn, &dir.join("manifest.json")).unwrap();
     for id in ["demo__repo-1", "other__x-2"] {
         sphragis::sft::store::load_outcome(&conn, &dir.join(id).join("report.json")).unwrap();
