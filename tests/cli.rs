@@ -572,3 +572,96 @@ fn version_filter_on_a_report_without_versions_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--version does not apply"));
 }
+
+/// Issue 9: a message the source marks as not trained (LLaMA-Factory `loss_weight: 0`)
+/// is never supervised by a policy unless the user says so: `all` skips it and says so,
+/// `keep:` naming it is refused, `--source-flags ignore` keeps it.
+#[test]
+fn views_build_respects_messages_the_source_marks_untrained() {
+    let s = Scratch::new("views-source-flags");
+    let sft = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft");
+    let part = |ty: &str, v: &str| format!(r#"{{"type": "{ty}", "value": "{v}"}}"#);
+    let row = format!(
+        r#"{{"messages": [{{"role": "system", "content": [{}]}}, {{"role": "user", "content": [{}]}}, {{"role": "assistant", "content": [{}], "loss_weight": 0.0}}, {{"role": "user", "content": [{}]}}, {{"role": "assistant", "content": [{}]}}]}}"#,
+        part("text", "be brief"),
+        part("text", "fix it"),
+        part("text", "a wrong try"),
+        part("text", "no, again"),
+        part("text", "the fix"),
+    );
+    let file = s.file("chat.jsonl", format!("{row}\n").as_bytes());
+    s.ok(&["load", "trajectories", file.to_str().unwrap()]);
+    let tokenizer = sft.join("tokenizer.json");
+    let template = sft.join("chatml_training.jinja");
+    let out = s.dir.join("v.jsonl");
+    let build = |extra: &[&str]| {
+        let mut args = vec![
+            "views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template", template.to_str().unwrap(),
+            "--pool", "A", "--out", out.to_str().unwrap(),
+        ];
+        args.extend(extra);
+        s.run(&args)
+    };
+    let view = || -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap() };
+
+    let all = build(&["--policy", "all"]);
+    let stderr = String::from_utf8_lossy(&all.stderr);
+    assert!(all.status.success(), "{stderr}");
+    assert!(stderr.contains("1 assistant messages in 1 trajectories are marked not trained by their source"), "{stderr}");
+    assert!(stderr.contains("chat:0 [2]"), "{stderr}");
+    let v = view();
+    assert_eq!(v["keep_msgs"], serde_json::json!([4]));
+    assert_eq!(v["origin"]["source_flags"], "respect");
+    assert_eq!(v["origin"]["source_untrained_not_kept"], serde_json::json!([2]));
+
+    let ignore = build(&["--policy", "all", "--source-flags", "ignore"]);
+    assert!(ignore.status.success(), "{}", String::from_utf8_lossy(&ignore.stderr));
+    assert!(!String::from_utf8_lossy(&ignore.stderr).contains("marked not trained"));
+    assert_eq!(view()["keep_msgs"], serde_json::json!([2, 4]));
+    assert_eq!(view()["origin"]["source_flags"], "ignore");
+
+    std::fs::remove_file(&out).unwrap();
+    let keep = build(&["--policy", "keep:2,4"]);
+    let stderr = String::from_utf8_lossy(&keep.stderr);
+    assert_eq!(keep.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("keeps message 2, which its source marks as not trained"), "{stderr}");
+    assert!(!out.exists(), "nothing is written");
+}
+
+/// Issue 9: `views build` on a database without trajectories is an error (not "wrote 0
+/// views"), and its hints carry the --db and --tokenizer the user needs.
+#[test]
+fn views_build_on_a_database_without_trajectories_is_an_error_with_a_full_hint() {
+    let s = Scratch::new("views-empty");
+    s.ok(&["init"]);
+    let tokenizer = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/tokenizer.json");
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/chatml_training.jinja");
+    let out = s.dir.join("v.jsonl");
+    let args = [
+        "views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template", template.to_str().unwrap(),
+        "--pool", "A", "--out", out.to_str().unwrap(),
+    ];
+    let empty = s.run(&args);
+    let stderr = String::from_utf8_lossy(&empty.stderr);
+    assert_eq!(empty.status.code(), Some(1), "{stderr}");
+    let db = s.db();
+    assert!(stderr.contains("no trajectories are loaded, so there is nothing to render"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("sphragis --db {} load trajectories FILES... --tokenizer {}", db.display(), tokenizer.display())),
+        "{stderr}"
+    );
+    assert!(!out.exists());
+    let sft = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft");
+    s.ok(&["load", "trajectories", sft.join("audit/demo__env-1.traj.json").to_str().unwrap()]);
+    let stdout = s.ok(&args);
+    assert!(
+        stdout.contains(&format!(
+            "wrote 1 views to {}; load them with `sphragis --db {} load views {} --tokenizer {}`",
+            out.display(),
+            db.display(),
+            out.display(),
+            tokenizer.display()
+        )),
+        "{stdout}"
+    );
+}

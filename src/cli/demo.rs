@@ -96,7 +96,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         (InputKind::Labels, "review/labels.jsonl"),
     ] {
         let path: PathBuf = samples.join(file);
-        let bar = ui.spinner(format!("loading {}", path.display()));
+        let bar = ui.spinner(format!("loading {}", path.display()), kind.record_noun());
         let outcome = load(&conn, kind, &path, None, &mut |n| bar.set_position(n))?;
         bar.finish_and_clear();
         if let LoadOutcome::Loaded(f) = outcome {

@@ -41,7 +41,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             _ => None,
         };
         let conn = crate::db::open(db)?;
-        let bar = ui.spinner("loading".into());
+        let bar = ui.counter("loading".into(), "files", args.files.len() as u64);
         for (n, file) in args.files.iter().enumerate() {
             let outcome = match args.kind {
                 InputKind::Trajectories => crate::sft::store::load_trajectories(&conn, file, tokenizer.as_ref()),
@@ -67,7 +67,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     }
     let conn = crate::db::open(db)?;
     for file in &args.files {
-        let bar = ui.spinner(format!("loading {}", file.display()));
+        let bar = ui.spinner(format!("loading {}", file.display()), args.kind.record_noun());
         let outcome = load(&conn, args.kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
         bar.finish_and_clear();
         report_outcome(args.kind, outcome?)?;
@@ -91,7 +91,7 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     };
     let conn = crate::db::open(db)?;
     for file in &args.files {
-        let bar = ui.spinner(format!("loading {}", file.display()));
+        let bar = ui.spinner(format!("loading {}", file.display()), InputKind::Views.record_noun());
         let outcome = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
         bar.finish_and_clear();
         report_outcome(InputKind::Views, outcome?)?;

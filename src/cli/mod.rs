@@ -203,15 +203,34 @@ pub struct Ui {
 }
 
 impl Ui {
-    /// A spinner counting examples, hidden when not on a terminal.
-    pub fn spinner(&self, what: String) -> indicatif::ProgressBar {
+    /// A spinner counting `unit`s (examples, views, trajectories...) when the total is
+    /// not known in advance; hidden when not on a terminal.
+    pub fn spinner(&self, what: String, unit: &str) -> indicatif::ProgressBar {
         if !self.progress {
             return indicatif::ProgressBar::hidden();
         }
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {msg}: {pos} examples ({per_sec})")
+            indicatif::ProgressStyle::with_template(&format!("{{spinner}} {{msg}}: {{pos}} {unit} ({{per_sec}})"))
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.set_message(what);
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    }
+
+    /// A bar counting `unit`s out of a known total, with rate and time left; hidden when
+    /// not on a terminal.
+    pub fn counter(&self, what: String, unit: &str, total: u64) -> indicatif::ProgressBar {
+        if !self.progress {
+            return indicatif::ProgressBar::hidden();
+        }
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(&format!(
+                "{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit} ({{per_sec}}, {{eta}} left)"
+            ))
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         bar.set_message(what);
         bar.enable_steady_tick(std::time::Duration::from_millis(120));

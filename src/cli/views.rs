@@ -2,7 +2,7 @@
 //! `sphragis views build`: render loaded trajectories into tokenized SFT views.
 
 use super::{CliError, Ui};
-use crate::sft::build::{BuildOptions, Policy, build, template_source};
+use crate::sft::build::{BuildOptions, Policy, SourceFlags, build, loaded_trajectories, template_source};
 use crate::sft::render::ChatTemplate;
 use std::path::{Path, PathBuf};
 
@@ -38,6 +38,11 @@ pub struct BuildArgs {
     /// messages, each an assistant message).
     #[arg(long, default_value = "all")]
     pub policy: String,
+    /// Messages the source marks as not trained (LLaMA-Factory `loss_weight: 0`, nebius
+    /// `mask: false`): respect = never kept (all/final/window skip them and say so; keep:
+    /// naming one is an error), ignore = kept like any assistant message.
+    #[arg(long, value_enum, default_value = "respect")]
+    pub source_flags: SourceFlags,
     /// Only this instance (repeatable); default: every loaded trajectory.
     #[arg(long = "instance")]
     pub instances: Vec<String>,
@@ -61,6 +66,18 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         Some(Action::Build(b)) => {
             let policy = Policy::parse(&b.policy).map_err(|error| CliError { error, exit_code: 2 })?;
             let conn = crate::db::open_read_only(db)?;
+            let loaded = loaded_trajectories(&conn)?;
+            if loaded == 0 {
+                return Err(anyhow::anyhow!(
+                    "{}: no trajectories are loaded, so there is nothing to render; load them first with \
+                     `sphragis --db {} load trajectories FILES... --tokenizer {}`",
+                    db.display(),
+                    db.display(),
+                    b.tokenizer.display()
+                )
+                .into());
+            }
+            let total = if b.instances.is_empty() { loaded } else { b.instances.len() as u64 };
             let source = template_source(b.template.as_deref(), &b.tokenizer)?;
             let template = ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
             let bytes = std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
@@ -73,14 +90,15 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 tokenizer_sha256: crate::hash::sha256_hex(&bytes),
                 template_sha256: source.sha256,
                 template_origin: source.origin,
+                source_flags: b.source_flags,
             };
             // Written beside the target and renamed on success: a failed build leaves no
             // partial file.
             let partial = PathBuf::from(format!("{}.partial", b.out.display()));
             let file = std::fs::File::create(&partial).map_err(|e| anyhow::anyhow!("{}: {e}", partial.display()))?;
             let mut out = std::io::BufWriter::new(file);
-            let bar = ui.spinner(format!("rendering into {}", b.out.display()));
-            let built = build(&conn, &template, &tokenizer, &options, &mut out, &mut |n| bar.set_position(n));
+            let bar = ui.counter(format!("rendering into {}", b.out.display()), "trajectories", total);
+            let built = build(&conn, &template, &tokenizer, &options, &mut out, &mut |n, _| bar.set_position(n));
             bar.finish_and_clear();
             use std::io::Write;
             let built = built.and_then(|b| out.flush().map(|_| b).map_err(Into::into));
@@ -103,11 +121,29 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     built.unsupervised.join(", ")
                 );
             }
+            if !built.source_untrained.is_empty() {
+                let messages: usize = built.source_untrained.iter().map(|(_, m)| m.len()).sum();
+                eprintln!(
+                    "note: {messages} assistant messages in {} trajectories are marked not trained by their source \
+                     (loss_weight 0 or mask false) and were not kept under policy {} (each view's origin lists them; \
+                     --source-flags ignore keeps them): {}",
+                    built.source_untrained.len(),
+                    b.policy,
+                    built
+                        .source_untrained
+                        .iter()
+                        .map(|(i, m)| format!("{i} {m:?}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
             super::outln!(
-                "wrote {} views to {}; load them with `sphragis load views {}`",
+                "wrote {} views to {}; load them with `sphragis --db {} load views {} --tokenizer {}`",
                 built.written,
                 b.out.display(),
-                b.out.display()
+                db.display(),
+                b.out.display(),
+                b.tokenizer.display()
             )?;
             Ok(())
         }

@@ -96,6 +96,22 @@ impl InputKind {
         }
     }
 
+    /// What one record of this kind is called in progress lines ("loading F: 120 views").
+    pub fn record_noun(self) -> &'static str {
+        match self {
+            Self::Examples | Self::Review4Repair | Self::Tufano2021 => "examples",
+            Self::GerritQuery => "records",
+            Self::Orgs => "orgs",
+            Self::Labels => "labels",
+            Self::Views => "views",
+            Self::Trajectories => "trajectories",
+            Self::Outcomes => "reports",
+            Self::Pools => "pools",
+            Self::Manifest => "instances",
+            Self::Samples => "samples",
+        }
+    }
+
     /// The kind named `name` (as recorded in the ingest log), if any.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.name() == name)

@@ -214,6 +214,33 @@ pub fn messages_json(conn: &Connection, instance_id: &str) -> Result<(Vec<Value>
     Ok((messages, tools))
 }
 
+/// Assistant messages of `instance_id` that the source marks as not trained
+/// (`sft_messages.train = false`: LLaMA-Factory `loss_weight` 0, nebius `mask` false),
+/// ascending by message index.
+pub fn source_untrained(conn: &Connection, instance_id: &str) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare(
+        "select msg_index from sft_messages where instance_id = ? and role = 'assistant' and train = false order by msg_index",
+    )?;
+    let rows = stmt.query_map([instance_id], |r| r.get(0))?.collect::<duckdb::Result<Vec<i64>>>()?;
+    Ok(rows)
+}
+
+/// Number of loaded trajectories (what `views build` would render without `--instance`).
+pub fn loaded_trajectories(conn: &Connection) -> Result<u64> {
+    Ok(conn.query_row("select count(*) from sft_trajectories", [], |r| r.get::<_, i64>(0))? as u64)
+}
+
+/// What a policy does with a message the source marks as not trained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SourceFlags {
+    /// Never keep such a message: `all`, `final` and `window:` skip it (and say so);
+    /// `keep:` naming it is an error.
+    Respect,
+    /// Keep it like any assistant message (the source's flag is overridden; recorded in
+    /// each view's `origin.source_flags`).
+    Ignore,
+}
+
 /// Applies the kept-message set to a rendered view: assistant spans of messages not
 /// kept lose their loss. Returns the final mask.
 pub fn apply_keep(view: &RenderedView, keep: &[i64]) -> Vec<u8> {
@@ -240,6 +267,8 @@ pub struct BuildOptions {
     pub template_sha256: String,
     /// Where the template was read ([`TemplateSource::origin`]), recorded in `origin`.
     pub template_origin: String,
+    /// Whether the source's per-message training flags bind the policy.
+    pub source_flags: SourceFlags,
 }
 
 /// Renders the chosen trajectories into view JSONL on `out`, one line per trajectory,
@@ -249,14 +278,17 @@ pub struct BuildOptions {
 /// instance that is not loaded, a policy keeping a message that is not an assistant
 /// message, a kept assistant message to which the template gives no supervised token,
 /// a template that is not prefix-preserving, a template or tokenizer failure (naming
-/// the instance), a write error.
+/// the instance), a write error, no trajectory loaded, a `keep:` policy naming a
+/// message the source marks as not trained (under [`SourceFlags::Respect`]).
+///
+/// `progress(done, total)` counts rendered trajectories.
 pub fn build(
     conn: &Connection,
     template: &ChatTemplate,
     tokenizer: &tokenizers::Tokenizer,
     options: &BuildOptions,
     out: &mut dyn Write,
-    progress: &mut dyn FnMut(u64),
+    progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Built> {
     if !template.marks_assistant_output() {
         bail!(
@@ -283,25 +315,46 @@ pub fn build(
             all.into_iter().filter(|a| options.instances.contains(&a.0)).collect()
         }
     };
+    if instances.is_empty() {
+        bail!("no trajectories are loaded, so there is nothing to render; load them first with `load trajectories`");
+    }
     // Read every trajectory first (one connection, one thread), then render on as many
     // threads as there are cores: rendering (template, tokenizer, per-message prefix
     // tokenizations for the spans) is the slow part. Output keeps instance order.
     let mut work = Vec::with_capacity(instances.len());
     for (instance_id, family, path, sha256) in instances {
         let (messages, tools) = messages_json(conn, &instance_id)?;
-        work.push((instance_id, family, path, sha256, messages, tools));
+        let untrained = source_untrained(conn, &instance_id)?;
+        work.push((instance_id, family, path, sha256, messages, tools, untrained));
     }
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
     let done = std::sync::atomic::AtomicU64::new(0);
+    let total = work.len() as u64;
     let empty = std::sync::Mutex::new(Vec::<String>::new());
-    let render_one = |(instance_id, family, path, sha256, messages, tools): &(String, Option<String>, String, String, Vec<Value>, Option<Value>)| -> Result<Value> {
+    let skipped = std::sync::Mutex::new(Vec::<(String, Vec<i64>)>::new());
+    type Work = (String, Option<String>, String, String, Vec<Value>, Option<Value>, Vec<i64>);
+    let render_one = |(instance_id, family, path, sha256, messages, tools, untrained): &Work| -> Result<Value> {
         let view = render_view(template, tokenizer, messages, tools.as_ref())
             .with_context(|| format!("rendering {instance_id}"))?;
         let assistant: Vec<i64> =
             messages.iter().enumerate().filter(|(_, m)| m["role"] == "assistant").map(|(i, _)| i as i64).collect();
-        let keep = options.policy.keep(&assistant);
+        let mut keep = options.policy.keep(&assistant);
         if let Some(bad) = keep.iter().find(|k| !assistant.contains(k)) {
             bail!("{instance_id}: the policy keeps message {bad}, which is not an assistant message");
+        }
+        let mut not_kept = Vec::new();
+        if options.source_flags == SourceFlags::Respect && !untrained.is_empty() {
+            if let (Policy::Keep(_), Some(bad)) = (&options.policy, keep.iter().find(|k| untrained.contains(k))) {
+                bail!(
+                    "{instance_id}: the policy keeps message {bad}, which its source marks as not trained \
+                     (loss_weight 0 or mask false); drop it from keep: or pass --source-flags ignore"
+                );
+            }
+            not_kept = keep.iter().copied().filter(|k| untrained.contains(k)).collect();
+            keep.retain(|k| !untrained.contains(k));
+            if !not_kept.is_empty() {
+                skipped.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.push((instance_id.clone(), not_kept.clone()));
+            }
         }
         if keep.is_empty() {
             empty.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.push(instance_id.clone());
@@ -341,6 +394,8 @@ pub fn build(
             "origin": {
                 "builder": crate::RULES_CODE,
                 "policy": options.policy.describe(),
+                "source_flags": match options.source_flags { SourceFlags::Respect => "respect", SourceFlags::Ignore => "ignore" },
+                "source_untrained_not_kept": not_kept,
                 "template_sha256": options.template_sha256,
                 "template_source": options.template_origin,
                 "tokenizer_sha256": options.tokenizer_sha256,
@@ -354,7 +409,7 @@ pub fn build(
             .map(|part| scope.spawn(|| part.iter().map(render_one).collect::<Vec<_>>()))
             .collect();
         loop {
-            progress(done.load(std::sync::atomic::Ordering::Relaxed));
+            progress(done.load(std::sync::atomic::Ordering::Relaxed), total);
             if handles.iter().all(|h| h.is_finished()) {
                 break;
             }
@@ -368,10 +423,12 @@ pub fn build(
         out.write_all(b"\n")?;
         written += 1;
     }
-    progress(written);
+    progress(written, total);
     let mut empty = empty.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
     empty.sort();
-    Ok(Built { written, unsupervised: empty })
+    let mut source_untrained = skipped.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
+    source_untrained.sort();
+    Ok(Built { written, unsupervised: empty, source_untrained })
 }
 
 /// What [`build`] wrote.
@@ -381,6 +438,9 @@ pub struct Built {
     pub written: u64,
     /// Instances whose view keeps no message under the policy (no supervised token).
     pub unsupervised: Vec<String>,
+    /// Assistant messages the policy would have kept but the source marks as not trained
+    /// (skipped under [`SourceFlags::Respect`]), per instance, by message index.
+    pub source_untrained: Vec<(String, Vec<i64>)>,
 }
 
 #[cfg(test)]
