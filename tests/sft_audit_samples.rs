@@ -71,12 +71,28 @@ fn dedup_exposure_and_budget() {
         rows(&conn, "select views, exposure, context_tokens, updates_per_epoch from sft_budget_v1 where grad_accum = 8 and steps = 100"),
         [["3", "8", "24", "1"]]
     );
-    // assistant spans holding a supervised token are kept, the others masked:
-    // env: A 3 kept, B 2 kept + 1 masked; fix: A 3, C1 3, C2 2 kept + 1 masked
+    // One scope per column (issue 9): an assistant message is kept when some training view
+    // supervises it, counted once however many views do (env: A {2,4,6} and B {4,6} keep
+    // 2, 4, 6; fix: A, C1 {2,4,6}, C2 {2,4}); lint has only the report-only C3 view, so
+    // no message is kept for training and its supervised token is counted apart;
+    // supervised_tokens sums training views only: env 3 + 2, fix 3 + 3 + 2.
     assert_eq!(
-        rows(&conn, "select instance_id, assistant_blocks_kept, assistant_blocks_masked from sft_instances_v1 where instance_id like 'demo%' order by 1"),
-        [["demo__env-1", "5", "1"], ["demo__fix-2", "8", "1"]]
+        rows(
+            &conn,
+            "select instance_id, views, report_only_views, supervised_tokens, report_only_supervised_tokens, \
+             assistant_messages, assistant_messages_kept, assistant_messages_masked, resolved, resolved_by \
+             from sft_instances_v1 order by 1"
+        ),
+        [
+            ["broken__lint-3", "1", "1", "", "1", "3", "0", "3", "false", "evaluator report"],
+            ["demo__env-1", "2", "0", "5", "", "3", "3", "0", "true", "evaluator report"],
+            ["demo__fix-2", "3", "0", "8", "", "3", "3", "0", "true", "evaluator report"],
+            ["thinking:0", "0", "0", "", "", "2", "0", "2", "", ""],
+        ]
     );
+    // context lengths count every instance with a view (the seed's scope); lint is counted
+    // only through its report-only view, and the view says so
+    assert_eq!(rows(&conn, "select instances, report_only_instances, max from sft_context_lengths_v1"), [["3", "1", "8"]]);
     assert_eq!(rows(&conn, "select view_id, instance_id, tokens, supervised from sft_report_only_v1"), [["C3:broken__lint-3", "broken__lint-3", "8", "1"]]);
     // exposure per position: env {2: A, 4: A+B, 6: A+B}; fix {2: A+C1+C2, 4: A+C1+C2, 6: A+C1}
     assert_eq!(
@@ -107,13 +123,22 @@ fn behaviour_heuristics() {
     assert_eq!(rows(&conn, "select view_id, msg_index from sft_expected_failures_heuristic_v1"), [["C3:broken__lint-3", "3"]]);
     assert_eq!(
         rows(&conn, "select instance_id, status from sft_final_report_v1 order by 1"),
-        [["broken__lint-3", "absent"], ["demo__env-1", "supervised"], ["demo__fix-2", "supervised"], ["thinking:0", "absent"]]
+        // lint's final message (6) is supervised only by the report-only C3 view
+        [["broken__lint-3", "report-only"], ["demo__env-1", "supervised"], ["demo__fix-2", "supervised"], ["thinking:0", "absent"]]
     );
     assert_eq!(
         rows(&conn, "select source, bodies, blank, chars_max, long_repetition from sft_thinking_v1 order by 1"),
         [["llamafactory", "2", "1", "5800", "1"], ["mini-swe-agent", "0", "0", "", "0"]]
     );
-    assert_eq!(rows(&conn, "select tool, calls, bash_share from sft_supervised_tools_v1"), [["bash", "6", "1"]]);
+    // every call of the samples is a bash call: one ```bash block in each of the 3 assistant
+    // messages of env, fix and lint, and thinking:0's `bash` tool call = 10 calls; the
+    // training views keep env's and fix's 3 assistant messages each: 6 supervised
+    assert_eq!(
+        rows(&conn, "select tool, calls, supervised_calls, bash_share from sft_supervised_tools_v1"),
+        [["bash", "10", "6", "1"]]
+    );
+    // ... and the bash calls are the bash commands `report trajectories` counts
+    assert_eq!(rows(&conn, "select sum(bash_commands)::bigint from sft_trajectory_stats_v1"), [["10"]]);
     // outcomes: fail-to-pass nodes 1 (env, resolved; lint, not), 2 (fix, resolved); pass-to-pass 2, 1, 3
     assert_eq!(
         rows(&conn, "select fail_to_pass, instances, resolved, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by 1"),

@@ -206,7 +206,8 @@ fn isolation_budget_and_outcomes_by_hand() {
 /// message 2 (assistant) thinks "Let me check the test again.\n" x 200 (5,800 characters,
 /// compresses far below 0.1: a long-repetition candidate) and calls bash; message 4
 /// (assistant) has a blank thinking placeholder and calls `search_dir` (a search tool).
-/// One view keeps only message 2: one supervised call, bash, bash share 1.
+/// Two calls in all (bash, search: half each); one view keeps only message 2: one
+/// supervised call, bash, supervised bash share 1.
 #[test]
 fn thinking_bodies_and_supervised_tools_by_hand() {
     let dir = std::env::temp_dir().join(format!("sphragis-thinking-{}", std::process::id()));
@@ -235,7 +236,10 @@ fn thinking_bodies_and_supervised_tools_by_hand() {
         rows("select source, assistant_messages, bodies, blank, chars_max, long_repetition from sft_thinking_v1"),
         [["llamafactory", "2", "2", "1", "5800", "1"]]
     );
-    assert_eq!(rows("select tool, calls, share, bash_share from sft_supervised_tools_v1"), [["bash", "1", "1", "1"]]);
+    assert_eq!(
+        rows("select tool, calls, share, supervised_calls, supervised_share, bash_share from sft_supervised_tools_v1 order by tool"),
+        [["bash", "1", "0.5", "1", "1", "1"], ["search", "1", "0.5", "0", "0", "1"]]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -331,7 +335,9 @@ fn final_report_status_and_expected_failures_by_hand() {
     let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select instance_id, final_message, status from sft_final_report_v1 order by instance_id"),
-        [["demo__a-1", "6", "supervised"], ["demo__b-2", "6", "masked"], ["demo__c-3", "6", "absent"]]
+        // c's final message is supervised only by the report-only C3 view (issue 9: it was
+        // called absent)
+        [["demo__a-1", "6", "supervised"], ["demo__b-2", "6", "masked"], ["demo__c-3", "6", "report-only"]]
     );
     let flagged = rows("select view_id, instance_id, msg_index, status, evidence from sft_expected_failures_heuristic_v1");
     assert_eq!(flagged.len(), 1);
@@ -466,6 +472,64 @@ fn samples_outcomes_count_ungraded_apart() {
             "select finish_reason, instances, successes, not_graded, median_fail_to_pass, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"
         ),
         [["max_steps", "2", "0", "1", "1", "5"], ["natural", "2", "1", "0", "3", "20"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 9: tool calls are bucketed by their arguments where the tool multiplexes
+/// (OpenHands' `str_replace_editor` with `command: "view"` is a read, "str_replace" an
+/// edit), and the bash calls are exactly the shell commands sphragis stores, so the bash
+/// share and `report trajectories` agree. One OpenHands row, by hand: message 2 makes two
+/// parallel calls, a `view` (call 0) then `execute_bash` (call 1); message 4 calls
+/// str_replace; message 6 calls `finish`. Classes: read 1, bash 1, edit 1, submit 1.
+#[test]
+fn tool_calls_are_bucketed_by_arguments_and_bash_agrees_with_stored_commands() {
+    let dir = std::env::temp_dir().join(format!("sphragis-tool-classes-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let call = |id: &str, name: &str, args: serde_json::Value| {
+        serde_json::json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
+    };
+    let row = serde_json::json!([{
+        "instance_id": "demo__tools-1",
+        "resolved": true,
+        "tools": [],
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {"role": "user", "content": "fix it"},
+            {"role": "assistant", "content": "look", "tool_calls": [
+                call("c1", "str_replace_editor", serde_json::json!({"command": "view", "path": "/r/a.py"})),
+                call("c2", "execute_bash", serde_json::json!({"command": "pytest -q"})),
+            ]},
+            {"role": "tool", "content": "a.py", "tool_call_id": "c1", "name": "str_replace_editor"},
+            {"role": "assistant", "content": "edit", "tool_calls": [
+                call("c3", "str_replace_editor", serde_json::json!({"command": "str_replace", "path": "/r/a.py", "old_str": "a", "new_str": "b"})),
+            ]},
+            {"role": "tool", "content": "ok", "tool_call_id": "c3", "name": "str_replace_editor"},
+            {"role": "assistant", "content": "done", "tool_calls": [call("c4", "finish", serde_json::json!({}))]},
+        ]
+    }]);
+    std::fs::write(dir.join("oh.json"), row.to_string()).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &dir.join("oh.json"), None).unwrap();
+    let rows = |sql: &str| rows(&conn, sql);
+    assert_eq!(
+        rows("select msg_index, call_index, name, command, tool from sft_tool_call_classes_v1 order by 1, 2"),
+        [
+            ["2", "0", "str_replace_editor", "view", "read"],
+            ["2", "1", "execute_bash", "pytest -q", "bash"],
+            ["4", "0", "str_replace_editor", "str_replace", "edit"],
+            ["6", "0", "finish", "", "submit"],
+        ]
+    );
+    // the stored shell command points at the call it came from (call 1, not ordinal 0)
+    assert_eq!(rows("select msg_index, call_index, command from sft_commands"), [["2", "1", "pytest -q"]]);
+    assert_eq!(
+        rows("select tool_calls_bash, tool_calls_read, tool_calls_edit, tool_calls_submit, tool_calls_other from sft_instances_v1"),
+        [["1", "1", "1", "1", "0"]]
+    );
+    assert_eq!(
+        rows("select (select calls from sft_supervised_tools_v1 where tool = 'bash'), bash_commands from sft_trajectory_stats_v1"),
+        [["1", "1"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -1,13 +1,20 @@
 -- sft_context_lengths_v1: context length per instance (SPEC §3.4): P50, P90, max and the
--- count at or above 32,768 tokens. One length per instance with any view (report-only
--- pools included, as the seed counts them): its longest view. Percentiles
--- interpolate linearly at (n-1)q of the sorted lengths (numpy's default, quantile_cont).
--- Grain: one row.
+-- count at or above 32,768 tokens. Percentiles interpolate linearly at (n-1)q of the
+-- sorted lengths (numpy's default, quantile_cont).
+-- Scope: every instance with any view, report-only pools included (the seed's scope: a
+--   report-only view is still a row a trainer reads if the team keeps it); its length is
+--   its longest view (sft_instances_v1.tokens). report_only_instances says how many of
+--   the instances are counted only through report-only views.
+-- Grain: one row. Columns: instances; report_only_instances; p50; p90; max; at_least_32768.
 with lengths as (
-    select instance_id, max(n_ids) as tokens from sft_views group by instance_id
+    select v.instance_id, max(v.n_ids) as tokens, count(t.view_id) = 0 as report_only
+    from sft_views as v
+    left join sft_training_views_v1 as t using (view_id)
+    group by v.instance_id
 )
 select
     count(*) as instances,
+    count(*) filter (where report_only) as report_only_instances,
     quantile_cont(tokens, 0.5) as p50,
     quantile_cont(tokens, 0.9) as p90,
     max(tokens) as max,

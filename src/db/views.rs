@@ -82,6 +82,8 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/sft/sft_contract_failures_v1.sql"),
     view!("sql/sft/sft_assistant_supervision_v1.sql"),
     view!("sql/sft/sft_trajectory_stats_v1.sql"),
+    view!("sql/sft/sft_training_views_v1.sql"),
+    view!("sql/sft/sft_tool_call_classes_v1.sql"),
     view!("sql/sft/sft_instances_v1.sql"),
     view!("sql/pools/sft_union_runs_v1.sql"),
     view!("sql/pools/sft_dedup_v1.sql"),

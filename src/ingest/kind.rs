@@ -129,7 +129,9 @@ impl InputKind {
             Self::Views => "views/1",
             // 2: a mini-swe-agent trajectory no longer takes `resolved` from a report.json
             // beside it (outcomes enter only through `load outcomes`)
-            Self::Trajectories => "trajectories/2",
+            // 3: sft_commands.call_index is the index of the tool call the command
+            // comes from (was its ordinal among the message's shell commands)
+            Self::Trajectories => "trajectories/3",
             Self::Outcomes => "outcomes/1",
             Self::Pools => "pools/1",
             Self::Manifest => "manifest/1",

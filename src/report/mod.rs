@@ -195,7 +195,7 @@ pub const REPORTS: &[Report] = &[
     Report {
         name: "tools",
         view: "sft_supervised_tools_v1",
-        about: "SFT supervised tool calls by tool, and the bash share",
+        about: "SFT tool calls by class (all, and in supervised assistant messages), and the bash share of supervised calls",
         by_version: false, macro_name: None,
     },
     Report {

@@ -128,7 +128,11 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 calls.append_row(params![t.instance_id, m.index as i32, k as i32, c.id, c.name, c.arguments.to_string(), c.from_text])?;
             }
             if m.role == trajectories::Role::Assistant {
-                for (k, command) in trajectories::bash_commands(m).iter().enumerate() {
+                // call_index is the index of the tool call the command comes from (so
+                // sft_tool_call_classes_v1 can tell shell calls apart), not an ordinal
+                // among commands.
+                for (k, command) in trajectories::shell_calls(m) {
+                    let command = &command;
                     commands.append_row(params![
                         t.instance_id,
                         m.index as i32,

@@ -1130,13 +1130,20 @@ pub fn is_shell_call(call: &ToolCall) -> bool {
 /// string argument are skipped. Any role is accepted (only assistant messages have
 /// calls).
 pub fn bash_commands(message: &Message) -> Vec<String> {
+    shell_calls(message).into_iter().map(|(_, command)| command).collect()
+}
+
+/// [`bash_commands`] with the index of the call each command comes from (0-based in
+/// [`Message::tool_calls`]): `(call_index, command)`, in call order.
+pub fn shell_calls(message: &Message) -> Vec<(usize, String)> {
     message
         .tool_calls
         .iter()
-        .filter(|c| is_shell_call(c))
-        .filter_map(|c| {
+        .enumerate()
+        .filter(|(_, c)| is_shell_call(c))
+        .filter_map(|(k, c)| {
             let a = c.arguments.as_object()?;
-            a.get("command").or_else(|| a.get("cmd")).and_then(Value::as_str).map(str::to_string)
+            a.get("command").or_else(|| a.get("cmd")).and_then(Value::as_str).map(|s| (k, s.to_string()))
         })
         .collect()
 }
