@@ -103,8 +103,14 @@ fn dedup_exposure_and_budget() {
         ]
     );
     assert_eq!(
-        rows(&conn, "select family, instances, views, protected from sft_isolation_v1 where family <> '(none)' order by family"),
-        [["broken__lint", "1", "1", "true"], ["demo__env", "1", "2", "false"], ["demo__fix", "1", "3", "false"]]
+        rows(&conn, "select family, instances, views, protected from sft_isolation_v1 order by family"),
+        // thinking:0 (LLaMA-Factory) names no repository: undetermined, protection unknown
+        [
+            ["(undetermined)", "1", "0", ""],
+            ["broken__lint", "1", "1", "true"],
+            ["demo__env", "1", "2", "false"],
+            ["demo__fix", "1", "3", "false"],
+        ]
     );
 }
 

@@ -533,3 +533,39 @@ fn tool_calls_are_bucketed_by_arguments_and_bash_agrees_with_stored_commands() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Issue 9: a protected repository in training is flagged whatever the id scheme. Three
+/// SWE-smith rows (ids `<owner>__<repo>.<commit>.<suffix>`, real shape): two of the
+/// protected `arrow-py__arrow`, one of `getmoto__moto` whose row names its repo
+/// (`repo: "pallets/jinja"` wins over the id); plus a row whose id names no repository:
+/// undetermined, protection unknown (null), never counted as unprotected.
+#[test]
+fn isolation_flags_swe_smith_families_and_never_calls_undetermined_unprotected() {
+    let dir = std::env::temp_dir().join(format!("sphragis-isolation-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let row = |id: &str, repo: Option<&str>| {
+        let mut r = serde_json::json!({"instance_id": id, "resolved": true, "messages": [
+            {"role": "system", "content": "sys"}, {"role": "user", "content": "fix"},
+            {"role": "assistant", "content": "done\n<function=submit>\n</function>"}]});
+        if let Some(repo) = repo {
+            r["repo"] = serde_json::json!(repo);
+        }
+        r
+    };
+    let rows_json = serde_json::json!([
+        row("arrow-py__arrow.1d70d009.lm_rewrite__nuzjfyur", None),
+        row("arrow-py__arrow.1d70d009.func_pm_op_change__x2", None),
+        row("getmoto__moto.694ce1f4.pr_5072", Some("pallets/jinja")),
+        row("task-without-scheme", None),
+    ]);
+    std::fs::write(dir.join("smith.json"), rows_json.to_string()).unwrap();
+    std::fs::write(dir.join("manifest.json"), r#"{"protected_families": ["arrow-py__arrow"]}"#).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &dir.join("smith.json"), None).unwrap();
+    sphragis::sft::pools::load_manifest(&conn, &dir.join("manifest.json")).unwrap();
+    assert_eq!(
+        rows(&conn, "select family, instances, protected from sft_isolation_v1 order by family"),
+        [["(undetermined)", "1", ""], ["arrow-py__arrow", "2", "true"], ["pallets__jinja", "1", "false"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

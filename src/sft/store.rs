@@ -86,7 +86,7 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
         trajectories.append_row(params![
             t.instance_id,
             t.source,
-            family_of(&t.instance_id),
+            t.repo.as_deref().and_then(super::family::family_from_repo).or_else(|| family_of(&t.instance_id)),
             tools,
             t.resolved,
             t.messages.len() as i32,

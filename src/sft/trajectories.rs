@@ -204,6 +204,10 @@ pub struct Trajectory {
     /// OpenAI tool schemas (the source's `tools`: openhands list, LLaMA-Factory JSON
     /// string parsed); `None` when absent.
     pub tools: Option<Value>,
+    /// The row's own `repo` field (`owner/name`, as SWE-bench task rows carry it) in the
+    /// row formats (openhands, nebius, swe-smith); `None` when absent. The family comes
+    /// from it before the id's scheme ([`crate::sft::family`]).
+    pub repo: Option<String>,
     pub messages: Vec<Message>,
 }
 
@@ -615,7 +619,7 @@ fn mini_swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
         messages.push(msg);
     }
     link_tool_names(&mut messages);
-    Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, repo: None, messages })
 }
 
 fn bash_call(body: &str) -> ToolCall {
@@ -750,7 +754,7 @@ fn swe_agent_from_value(path: &Path, v: &Value) -> Result<Trajectory> {
     }
     link_tool_names(&mut messages);
     let instance_id = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, repo: None, messages })
 }
 
 /// Reads the text of a JSON array of rows, one trajectory per row, each located by the
@@ -775,6 +779,7 @@ pub fn read_openhands_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
 fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
     let row = as_object(&loc, row, "")?;
     let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
+    let repo = opt_str(&loc, row, "repo", "")?.map(str::to_string);
     let resolved = opt_bool(&loc, row, "resolved", "")?;
     let tools = get(row, "tools").cloned();
     let msgs = req_array(&loc, row, "messages", "")?;
@@ -792,7 +797,7 @@ fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
         messages.push(msg);
     }
     link_tool_names(&mut messages);
-    Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages })
 }
 
 /// Read nebius/SWE-agent-trajectories rows (a JSON array): row {`instance_id`, `target`
@@ -812,6 +817,7 @@ pub fn read_nebius_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
 fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
     let row = as_object(&loc, row, "")?;
     let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
+    let repo = opt_str(&loc, row, "repo", "")?.map(str::to_string);
     let resolved = opt_bool(&loc, row, "target", "")?;
     let steps = req_array(&loc, row, "trajectory", "")?;
     let mut messages = Vec::with_capacity(steps.len());
@@ -831,7 +837,7 @@ fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
         }
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved, tools: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved, tools: None, repo, messages })
 }
 
 /// Read SWE-bench/SWE-smith-trajectories rows (a JSON array): row {`instance_id`,
@@ -844,6 +850,7 @@ pub fn read_swe_smith_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
 fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
     let row = as_object(&loc, row, "")?;
     let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
+    let repo = opt_str(&loc, row, "repo", "")?.map(str::to_string);
     let resolved = opt_bool(&loc, row, "resolved", "")?;
     let msgs = req_array(&loc, row, "messages", "")?;
     let mut messages = Vec::with_capacity(msgs.len());
@@ -857,7 +864,7 @@ fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
         }
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, repo, messages })
 }
 
 /// Read LLaMA-Factory v1 JSONL: one row a line {`messages`, `tools` (JSON string or
@@ -936,7 +943,7 @@ fn llamafactory_row(loc: Loc, row: &Value, instance_id: String) -> Result<Trajec
         msg.train = Some(weight > 1e-6);
         messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, messages })
+    Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, repo: None, messages })
 }
 
 /// A SWE-agent `history`: an array whose first entry (if any) is a chat message with a

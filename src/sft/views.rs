@@ -140,13 +140,7 @@ pub struct View {
     pub record: i64,
 }
 
-/// The repository family of a SWE-bench-style instance id: the part before the last
-/// `-<number>` (`django__django-13513` → `django__django`); `None` when there is none.
-pub fn family_of(instance_id: &str) -> Option<String> {
-    let (head, tail) = instance_id.rsplit_once('-')?;
-    let tail = tail.split('_').next().unwrap_or(tail);
-    (!head.is_empty() && !tail.is_empty() && tail.chars().all(|c| c.is_ascii_digit())).then(|| head.to_string())
-}
+pub use super::family::family_of;
 
 /// Maximal runs `[start, end)` of positions whose mask value is 1.
 pub fn supervised_runs(mask: &[i64]) -> Vec<(i64, i64)> {
@@ -643,8 +637,5 @@ mod tests {
     fn runs_and_families() {
         assert_eq!(supervised_runs(&[0, 1, 1, 0, 1, 2, 1]), vec![(1, 3), (4, 5), (6, 7)]);
         assert_eq!(supervised_runs(&[]), vec![]);
-        assert_eq!(family_of("django__django-13513").as_deref(), Some("django__django"));
-        assert_eq!(family_of("python__mypy-15976_0").as_deref(), Some("python__mypy"));
-        assert_eq!(family_of("inst7"), None);
     }
 }
