@@ -6,6 +6,7 @@
 --   Called by sft_budget_v1 with the default grid and by
 --   `sphragis report budget --grad-accum G --steps S`; a stock DuckDB client calls
 --   `select * from sft_budget_at_v1([8], [500])`.
+-- Grain key: grad_accum, steps.
 -- Grain: one row per (G, S) pair of the two lists (their cross product).
 -- Columns: grad_accum; steps; train_instances; views (training views of train-split
 --   instances after union dedup); exposure (their supervised positions); context_tokens;

@@ -5,6 +5,7 @@
 --   report-only view is still a row a trainer reads if the team keeps it); its length is
 --   its longest view (sft_instances_v1.tokens). report_only_instances says how many of
 --   the instances are counted only through report-only views.
+-- Grain key: none (one row).
 -- Grain: one row. Columns: instances; report_only_instances; p50; p90; max; at_least_32768.
 with lengths as (
     select v.instance_id, max(v.n_ids) as tokens, count(t.view_id) = 0 as report_only

@@ -1,5 +1,6 @@
 -- sft_dedup_exact_pools_v1: what exact dedup removes per pool, and the subset views that
 -- remain (SPEC §3.3 mode `exact`).
+-- Grain key: pool.
 -- Grain: one row per pool with views. A view is an exact copy when an earlier view (by
 -- view_id) has the same instance, token ids and loss mask. A remaining view is a subset
 -- view when its supervised positions are a strict subset of another remaining view's of

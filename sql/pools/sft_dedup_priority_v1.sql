@@ -1,6 +1,7 @@
 -- sft_dedup_priority_v1: dedup mode priority(P) for every repair pool P (SPEC §3.3): an
 -- instance with a view in P keeps P's supervised positions (the union of its P views);
 -- the others keep the union over the repair pools. Reports what P drops against the union.
+-- Grain key: pool.
 -- Grain: one row per repair pool.
 -- Columns: pool; instances_with_view; kept_positions (supervised positions the mode keeps
 --   over all repair instances); union_positions; dropped_positions (union - kept);

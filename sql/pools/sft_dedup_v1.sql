@@ -1,4 +1,5 @@
 -- sft_dedup_v1: the training views under each dedup mode (SPEC §3.3).
+-- Grain key: mode.
 -- Grain: one row per mode:
 --   none  — every view of a repair or recovery pool as loaded;
 --   exact — identical lines (same instance, token ids and loss mask) counted once;

@@ -3,6 +3,7 @@
 -- shows a failing test observation that is an expected failure (xfail, XFAIL,
 -- "expected failure", a deliberately broken fixture) needs review before the report is
 -- trusted. Grain: one row per report-only view of an instance with such an observation.
+-- Grain key: view_id.
 -- Columns: view_id; instance_id; msg_index (the observation); evidence (up to 300
 --   characters around the first match); status ('needs review').
 with report_views as (

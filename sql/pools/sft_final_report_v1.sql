@@ -1,6 +1,7 @@
 -- sft_final_report_v1: is each trajectory's final report (its last assistant message)
 -- supervised, masked or absent from training (SPEC §3.4 outcome).
--- Grain key: instance_id (one row per trajectory with an assistant message).
+-- Grain key: instance_id.
+-- Grain: instance_id (one row per trajectory with an assistant message).
 -- Scope: training views (sft_training_views_v1); report-only views are named apart.
 -- Columns: final_message (its message index); status:
 --   'supervised'  a training view's span of the message holds a supervised token;

@@ -1,6 +1,7 @@
 -- sft_instance_detail_v1: one row per source instance with the audit figures side by
 -- side (issue 5 item 7; grows as the audit grows). Heuristic columns come from the
 -- *_heuristic views and are named as such.
+-- Grain key: instance_id.
 -- Columns: the per-instance table (sft_instances_v1, including its outcome category:
 --   resolved / unresolved / not graded) plus: split (manifest), protected
 --   (family on the protected list), git_history_commands, first_write_turn_heuristic,

@@ -1,6 +1,7 @@
 -- sft_isolation_v1: repository families of the SFT corpus and their overlap with the
 -- protected (held-out benchmark) families (SPEC §3.4 isolation).
--- Grain key: family (one row per family with a view or a trajectory; '(undetermined)'
+-- Grain key: family.
+-- Grain: family (one row per family with a view or a trajectory; '(undetermined)'
 --   gathers the instances whose family neither the data nor the id's scheme names:
 --   src/sft/family.rs, README "Repository families").
 -- Columns: family; instances; views; training_views (views of training pools,

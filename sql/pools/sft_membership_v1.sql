@@ -1,5 +1,6 @@
 -- sft_membership_v1: share of each labelled pool among the training views, before dedup
 -- and after the union dedup (SPEC §3.3 membership share).
+-- Grain key: pool.
 -- Grain: one row per pool marked label_subset.
 -- Columns: pool; views (its views); share_before (views / training views, mode none);
 --   instances (distinct instances it has a view of); share_after (instances / training

@@ -1,4 +1,5 @@
 -- sft_outcome_distribution_v1: evaluator outcomes of the instances with a view (SPEC §3.4 outcome).
+-- Grain key: fail_to_pass.
 -- Grain: one row per fail-to-pass node count (the distribution), with totals repeated;
 --   instances whose report graded no test (patch None or not applied: no tests_status,
 --   stored as NULL counts) form their own row with fail_to_pass NULL and graded false.

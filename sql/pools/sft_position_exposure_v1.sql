@@ -1,5 +1,6 @@
 -- sft_position_exposure_v1: exposure of every supervised position (SPEC §3.3): how many
 -- training views (pools not marked report-only) supervise it, before dedup.
+-- Grain key: instance_id, position.
 -- Grain: one row per (instance, supervised position). Large (one row per supervised
 -- position of the corpus): filter by instance, or aggregate.
 -- Columns: instance_id; position (0-based token index); exposure (views); pools (sorted).

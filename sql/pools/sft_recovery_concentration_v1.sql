@@ -1,6 +1,7 @@
 -- sft_recovery_concentration_v1: how concentrated the recovery pool's supervision is
 -- (SPEC §3.3): the share of its supervised tokens held by its k longest views (by
 -- tokens, ties by view_id), for k in 1, 3, 5, 10.
+-- Grain key: k.
 -- Grain: one row per k. Columns: k; views (recovery views); top_k_supervised; supervised;
 --   share (top_k_supervised / supervised).
 with recovery as (

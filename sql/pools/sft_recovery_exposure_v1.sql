@@ -2,6 +2,7 @@
 -- The recovery region of an instance is the supervised positions of its recovery-pool
 -- view(s). Region exposure counts, for every training view of the instance, the positions
 -- it supervises inside that region.
+-- Grain key: mode.
 -- Grain: one row per dedup mode ('none': all training views; 'union': repair views
 -- collapsed per instance, recovery views unchanged).
 -- Columns: region_positions (|R|, distinct recovery-region positions); region_exposure;

@@ -3,6 +3,7 @@
 -- that produced them, and whether the pass came from a changed command rather than a
 -- code change (the seed's puremagic case). Rules: src/sft/heuristics.rs; the command of
 -- an observation is the test command of the assistant message just before it.
+-- Grain key: instance_id.
 -- Grain: one row per trajectory with a window.
 -- Columns: fail_index, pass_index (message indices of the observations); fail_command,
 --   pass_command; same_command; env_changed (the VAR= assignments differ); runner_changed

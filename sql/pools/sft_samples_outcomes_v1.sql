@@ -1,5 +1,6 @@
 -- sft_samples_outcomes_v1: outcomes from the samples database (SPEC §3.1, §3.4 outcome):
 -- evaluator success and how each run finished.
+-- Grain key: finish_reason.
 -- Grain: one row per finish reason. Columns: finish_reason; instances; successes;
 --   not_graded (instances with neither test-node count: no test graded, kept out of the
 --   medians, never counted as 0); median_fail_to_pass and median_pass_to_pass (declared

@@ -6,7 +6,8 @@
 --   calls in assistant messages kept for loss by at least one training view
 --   (sft_training_views_v1: report-only pools excluded; keep_msgs null = every assistant
 --   message), each call counted once however many views keep it.
--- Grain key: tool. Columns: tool; calls; share (of all calls); supervised_calls;
+-- Grain key: tool.
+-- Grain: tool. Columns: tool; calls; share (of all calls); supervised_calls;
 --   supervised_share (of all supervised calls); bash_share (the bash row's
 --   supervised_share, repeated on every row, SPEC §3.4 "share that are bash").
 with classes as (

@@ -2,6 +2,7 @@
 -- verification heuristics; rules in src/sft/heuristics.rs: test commands, file writes
 -- including heredocs and edit tools, pass/fail summaries of pytest, unittest, Django,
 -- tox and SymPy's bin/test). Not the evaluator's verdict.
+-- Grain key: instance_id.
 -- Grain: one row per trajectory.
 -- Columns: assistant_turns; first_write_turn (1-based assistant turn of the first write;
 --   null: no write); test_runs (assistant turns running a test command); passes / fails

@@ -1,4 +1,5 @@
 -- sft_thinking_v1: thinking bodies of assistant messages (SPEC §3.4), per trajectory source.
+-- Grain key: source.
 -- Grain: one row per source with assistant messages.
 -- Columns: assistant_messages; bodies (with a thinking text); blank (a thinking text of
 --   whitespace only: a placeholder); chars_p50, chars_p90, chars_max (non-blank bodies,

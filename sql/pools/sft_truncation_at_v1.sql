@@ -6,6 +6,7 @@
 -- Parameters: max_lengths INTEGER[] (each >= 1); side VARCHAR ('right' or 'left').
 --   Called by sft_truncation_v1 (8k/16k/32k/64k, right) and
 --   `sphragis report truncation --max-length N,... [--side left]`.
+-- Grain key: max_length, side, pool.
 -- Grain: one row per (max_length, pool) of the pools that hold views.
 -- Columns: max_length; side; pool; role (from the pool roles; null when none is loaded);
 --   views (all views of the pool); views_over (n_ids > max_length); supervised (all

@@ -6,6 +6,7 @@
 -- Parameters: max_lengths INTEGER[] (token counts, each >= 1); side VARCHAR ('right' or
 --   'left'; anything else is an error). Called by sft_truncation_views_v1 (32,768, right)
 --   and `sphragis report truncation-views --max-length N [--side left]`.
+-- Grain key: max_length, side, view_id.
 -- Grain: one row per (max_length, view) for views with n_ids > max_length.
 -- Columns: max_length; side; view_id; pool; instance_id; n_ids (tokens); kept_from, kept_to
 --   (the window kept, [from, to)); supervised (positions with mask 1); supervised_kept;

@@ -1,5 +1,6 @@
 -- sft_union_runs_v1: per instance, the union of the supervised positions of its views in
 -- the repair pools, as maximal runs [run_start, run_end) (SPEC §3.3 dedup mode `union`).
+-- Grain key: instance_id, run_start.
 -- Grain: one row per merged run. Runs are merged with a running maximum of earlier ends;
 -- identical runs are removed first so that ties cannot merge across a gap.
 with runs as (

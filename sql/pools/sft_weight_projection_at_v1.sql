@@ -15,6 +15,7 @@
 --   duplicate rows). Called by sft_weight_projection_v1 with the default grid and by
 --   `sphragis report weights --weights W,...`; a stock DuckDB client calls
 --   `select * from sft_weight_projection_at_v1([0.5, 3.0])`.
+-- Grain key: weight.
 -- Grain: one row per element of `weights`.
 -- Columns: weight; union_exposure (U, positions); region_positions (|R|, positions);
 --   region_in_union (|R ∩ U|); region_outside_union (|R \ U|: when > 0, the region is not

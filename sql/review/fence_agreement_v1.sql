@@ -1,5 +1,6 @@
 -- fence_agreement_v1: how the strict suggestion-fence rule agrees with the two report-only
 -- selectors (SPEC §2.2): Gerrit's substring test and the loose case-insensitive pattern.
+-- Grain key: version, org.
 -- Grain: one row per (version, org), plus one row per version with org = '(all)'.
 -- Columns (counts of built examples, judged on their kept comments):
 --   examples; strict (the removal rule); gerrit_substring; loose;

@@ -1,4 +1,5 @@
 -- label_audit_v1: valid share per rater (SPEC §2.3), with n and a Wilson 95% interval.
+-- Grain key: version, rater, scope.
 -- Grain: one row per (version, rater, scope), scope one of:
 --   'all scored' (every loaded item of the rater), 'kept by version' (items whose example
 --   the version keeps), 'suggested edit' (items whose example carries a suggested edit).

@@ -1,6 +1,7 @@
 -- reconciliation_v1: a version against its base version, per org and window (SPEC §2.3):
 -- base kept - removed + resurrected + added = new kept, with the removals and
 -- resurrections cross-checked against the stored attribution.
+-- Grain key: version, org, window_name.
 -- Grain: one row per (version, org, window) for every version that names a base version;
 -- the window is the new version's ('(none)' when no registered window holds the
 -- example). Counts rows of sealed windows (counts only, no content).

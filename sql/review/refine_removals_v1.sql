@@ -1,4 +1,5 @@
 -- refine_removals_v1: removals by reason and org for every refined corpus version (SPEC §2.2, §2.3).
+-- Grain key: version, org.
 -- Grain: one row per (version, org), plus one row per version with org = '(all)'.
 -- Each removed example is counted under the FIRST rule that removes it, in SPEC order:
 -- service_account, rebase_successor, suggested_edit, applied_fix, duplicate.

@@ -1,5 +1,6 @@
 -- suggested_edit_share_by_half_v1: suggested-edit share of built examples per org, window
 -- and registered half (SPEC §2.3), and its ratio to the same half's training-window share.
+-- Grain key: version, org, window_name, half.
 -- Grain: one row per (version, org, window, half); half '(none)' holds projects in neither
 -- half, window '(none)' examples no window covers. Windows and halves are the version's
 -- (its registration when refined). Sealed windows are excluded.

@@ -1,5 +1,6 @@
 -- suggested_edit_share_v1: share of built examples carrying a suggested edit, per org and
 -- window, and each window's share relative to the org's training window (SPEC §2.3).
+-- Grain key: version, org, window_name.
 -- Grain: one row per (version, org, window); window '(none)' holds examples no registered
 -- window covers. Windows are the version's (its registration when refined). Sealed
 -- windows are excluded from this view.

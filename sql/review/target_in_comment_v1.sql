@@ -2,6 +2,7 @@
 -- reported, never removed). The target, whitespace-normalized per line and at least the
 -- version's min_target_chars characters (default 20), occurs verbatim in the same
 -- normalization of a kept comment; only examples WITHOUT a suggested edit are judged.
+-- Grain key: version, org.
 -- Grain: one row per (version, org), plus one row per version with org = '(all)'.
 -- Columns: min_target_chars; judged (built examples without a suggested edit);
 --   target_in_comment (of those); share (0..1); judged_kept and target_in_comment_kept

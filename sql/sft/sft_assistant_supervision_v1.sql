@@ -3,6 +3,7 @@
 -- (sft_contract_v1, kept_message_trains_nothing); a message supervised only inside its
 -- role header is an audit finding, listed here as header_only: it trains the tokens
 -- every assistant turn opens with, none of the message's own output.
+-- Grain key: view_id, msg_index.
 -- Grain: one row per (view, assistant message span).
 -- The header is read from the view's own tokens, not from a template: the longest token
 --   prefix that every assistant span of the view starts with (in ChatML renderings

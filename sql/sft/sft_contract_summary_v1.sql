@@ -1,4 +1,5 @@
 -- sft_contract_summary_v1: pass/fail per pool and contract check (SPEC §3.2).
+-- Grain key: pool, check_name.
 -- Grain: one row per (pool, check_name). Columns: views; passed; failed; not_checked
 --   (the check could not be made: no tokenizer, no ledger, no declared file).
 select

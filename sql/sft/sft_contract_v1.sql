@@ -1,4 +1,5 @@
 -- sft_contract_v1: the ids/mask contract of every loaded view (SPEC §3.2).
+-- Grain key: view_id, check_name.
 -- Grain: one row per (view, check). passed is null when the check cannot be made
 -- (no tokenizer given, no ledger claimed, no source file declared).
 -- Checks: lengths (ids and mask of equal length); vocab (every id in [0, vocab_size));

@@ -1,6 +1,7 @@
 -- sft_instances_v1: one row per source instance (issue 4 item 5), each column with one
 -- stated scope (issue 9 "one scope per figure").
--- Grain key: instance_id (every instance that has a trajectory or a view).
+-- Grain key: instance_id.
+-- Grain: instance_id (every instance that has a trajectory or a view).
 -- Columns:
 --   instance_id; family; source (trajectory format, null without a trajectory);
 --   pools (sorted pools with a view of it, report-only pools included); views (all its

@@ -1,7 +1,8 @@
 -- sft_tool_call_classes_v1: the class of every stored tool call (SPEC §3.4 "supervised
 -- tool calls by tool name; share that are bash"), written once for every figure that
 -- buckets calls (sft_instances_v1, sft_supervised_tools_v1).
--- Grain key: (instance_id, msg_index, call_index). Columns: name; command (the call's
+-- Grain key: instance_id, msg_index, call_index.
+-- Grain: (instance_id, msg_index, call_index). Columns: name; command (the call's
 --   `command` argument when it is a string, else null); tool (the class):
 --   'bash'  when sphragis stored the call as a shell command (sft_commands: the call runs
 --           in a shell, whatever its name: a SWE-agent text command such as `ls` or `rm`),

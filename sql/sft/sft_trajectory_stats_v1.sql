@@ -1,4 +1,5 @@
 -- sft_trajectory_stats_v1: what the loaded trajectories hold, per source format.
+-- Grain key: source.
 -- Grain: one row per source. Columns: trajectories; resolved (resolved by the loaded
 --   evaluator outcome, else by the source's own flag); messages; assistant_messages; tool_calls (all, structured or parsed from
 --   text); bash_commands (shell commands run by assistant messages); git_history_commands

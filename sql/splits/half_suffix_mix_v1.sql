@@ -1,4 +1,5 @@
 -- half_suffix_mix_v1: the suffix mix of each registered half's training rows (SPEC §2.4).
+-- Grain key: version, org, half, suffix.
 -- Grain: one row per (version, org, half, suffix) with at least one training row.
 -- Columns: rows (training rows of the half with this file suffix; '' = no suffix);
 --   half_rows (training rows of the half); share (rows / half_rows, 0..1).

@@ -1,4 +1,5 @@
 -- split_counts_v1: frozen counts per split (SPEC §2.4).
+-- Grain key: version, org, split.
 -- Grain: one row per (version, org, split) that has a computed split. Counts the rows of
 -- the sealed test window (counts only, never content).
 -- Columns: version; org; split (window name, '(none)' for examples outside every window);

@@ -1,4 +1,5 @@
 -- split_criteria_v1: the split criteria of an org for a version (SPEC §2.4).
+-- Grain key: version, org.
 -- Grain: one row per (version, org) with a computed split.
 -- Columns:
 --   train_a, train_b: training rows of registered half a / b;
