@@ -279,6 +279,8 @@ pub enum Cell {
     UInt(u64),
     Float(f64),
     Text(String),
+    /// A list column's value (e.g. `pools`): a JSON array in JSON, `[a, b]` in text.
+    List(Vec<Cell>),
 }
 
 /// Where a table's rows came from: the view or table macro, its SHA-256, the arguments
@@ -457,9 +459,6 @@ pub fn run_with(
 ///
 /// Errors: an empty query, or DuckDB rejects it.
 pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTable> {
-    use duckdb::arrow::array::{Array, AsArray};
-    use duckdb::arrow::datatypes::{DataType, Decimal128Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type, UInt32Type, UInt64Type, Float32Type, Float64Type};
-    use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
     if sql.trim().is_empty() {
         bail!("the query is empty");
     }
@@ -467,49 +466,59 @@ pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTabl
     let arrow = stmt.query_arrow(duckdb::params_from_iter(params.iter()))?;
     let schema = arrow.get_schema();
     let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
-    let options = FormatOptions::default();
     let mut rows = Vec::new();
     for batch in arrow {
-        let formatters = batch
-            .columns()
-            .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
-            .collect::<Result<Vec<_>, _>>()?;
         for r in 0..batch.num_rows() {
-            let mut row = Vec::with_capacity(columns.len());
-            for (c, array) in batch.columns().iter().enumerate() {
-                if array.is_null(r) || *array.data_type() == DataType::Null {
-                    row.push(Cell::Null);
-                    continue;
-                }
-                row.push(match array.data_type() {
-                    DataType::Boolean => Cell::Bool(array.as_boolean().value(r)),
-                    DataType::Int8 => Cell::Int(array.as_primitive::<Int8Type>().value(r).into()),
-                    DataType::Int16 => Cell::Int(array.as_primitive::<Int16Type>().value(r).into()),
-                    DataType::Int32 => Cell::Int(array.as_primitive::<Int32Type>().value(r).into()),
-                    DataType::Int64 => Cell::Int(array.as_primitive::<Int64Type>().value(r)),
-                    DataType::UInt8 => Cell::UInt(array.as_primitive::<UInt8Type>().value(r).into()),
-                    DataType::UInt16 => Cell::UInt(array.as_primitive::<UInt16Type>().value(r).into()),
-                    DataType::UInt32 => Cell::UInt(array.as_primitive::<UInt32Type>().value(r).into()),
-                    DataType::UInt64 => Cell::UInt(array.as_primitive::<UInt64Type>().value(r)),
-                    DataType::Float32 => Cell::Float(array.as_primitive::<Float32Type>().value(r).into()),
-                    DataType::Float64 => Cell::Float(array.as_primitive::<Float64Type>().value(r)),
-                    DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(r).to_string()),
-                    DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(r).to_string()),
-                    DataType::Utf8View => Cell::Text(array.as_string_view().value(r).to_string()),
-                    // DuckDB's sum() of integers is a HUGEINT, which Arrow carries as a
-                    // scale-0 decimal: an integer when it fits, exact text otherwise.
-                    DataType::Decimal128(_, 0) => {
-                        let v = array.as_primitive::<Decimal128Type>().value(r);
-                        i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
-                    }
-                    _ => Cell::Text(formatters[c].value(r).to_string()),
-                });
-            }
+            let row = batch.columns().iter().map(|array| cell_at(array.as_ref(), r)).collect::<Result<Vec<_>>>()?;
             rows.push(row);
         }
     }
     Ok(ReportTable { report: String::new(), about: String::new(), stamp: None, columns, rows })
+}
+
+/// The cell at row `r` of an Arrow column: booleans, integers (DuckDB's HUGEINT sums,
+/// carried as scale-0 decimals, when they fit in 64 bits), floats and strings typed;
+/// lists (DuckDB `LIST`, e.g. `pools`) as [`Cell::List`] of their elements; every other
+/// type (timestamps, decimals, structs, blobs, intervals) as the text Arrow formats.
+fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
+    use duckdb::arrow::array::AsArray;
+    use duckdb::arrow::datatypes::{
+        DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
+        UInt16Type, UInt32Type, UInt64Type,
+    };
+    use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
+    if array.is_null(r) || *array.data_type() == DataType::Null {
+        return Ok(Cell::Null);
+    }
+    Ok(match array.data_type() {
+        DataType::Boolean => Cell::Bool(array.as_boolean().value(r)),
+        DataType::Int8 => Cell::Int(array.as_primitive::<Int8Type>().value(r).into()),
+        DataType::Int16 => Cell::Int(array.as_primitive::<Int16Type>().value(r).into()),
+        DataType::Int32 => Cell::Int(array.as_primitive::<Int32Type>().value(r).into()),
+        DataType::Int64 => Cell::Int(array.as_primitive::<Int64Type>().value(r)),
+        DataType::UInt8 => Cell::UInt(array.as_primitive::<UInt8Type>().value(r).into()),
+        DataType::UInt16 => Cell::UInt(array.as_primitive::<UInt16Type>().value(r).into()),
+        DataType::UInt32 => Cell::UInt(array.as_primitive::<UInt32Type>().value(r).into()),
+        DataType::UInt64 => Cell::UInt(array.as_primitive::<UInt64Type>().value(r)),
+        DataType::Float32 => Cell::Float(array.as_primitive::<Float32Type>().value(r).into()),
+        DataType::Float64 => Cell::Float(array.as_primitive::<Float64Type>().value(r)),
+        DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(r).to_string()),
+        DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(r).to_string()),
+        DataType::Utf8View => Cell::Text(array.as_string_view().value(r).to_string()),
+        DataType::Decimal128(_, 0) => {
+            let v = array.as_primitive::<Decimal128Type>().value(r);
+            i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
+        }
+        DataType::List(_) => {
+            let items = array.as_list::<i32>().value(r);
+            Cell::List((0..items.len()).map(|i| cell_at(items.as_ref(), i)).collect::<Result<_>>()?)
+        }
+        DataType::LargeList(_) => {
+            let items = array.as_list::<i64>().value(r);
+            Cell::List((0..items.len()).map(|i| cell_at(items.as_ref(), i)).collect::<Result<_>>()?)
+        }
+        _ => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
+    })
 }
 
 /// Output formats.
@@ -541,18 +550,24 @@ pub fn text(cell: &Cell) -> String {
         Cell::UInt(v) => v.to_string(),
         Cell::Float(v) => v.to_string(),
         Cell::Text(s) => s.clone(),
+        Cell::List(items) => format!("[{}]", items.iter().map(text).collect::<Vec<_>>().join(", ")),
     }
 }
 
-/// JSON value of a cell; NaN and infinities (which JSON cannot hold) become null.
+/// JSON value of a cell. NaN and infinities, which JSON numbers cannot hold, become the
+/// strings "NaN", "Infinity", "-Infinity" (as Python's json writes them, quoted), never
+/// a silent null; lists become arrays.
 fn json_value(cell: &Cell) -> serde_json::Value {
     match cell {
         Cell::Null => serde_json::Value::Null,
         Cell::Bool(b) => json!(b),
         Cell::Int(v) => json!(v),
         Cell::UInt(v) => json!(v),
+        Cell::Float(v) if v.is_nan() => json!("NaN"),
+        Cell::Float(v) if v.is_infinite() => json!(if *v > 0.0 { "Infinity" } else { "-Infinity" }),
         Cell::Float(v) => json!(v),
         Cell::Text(s) => json!(s),
+        Cell::List(items) => serde_json::Value::Array(items.iter().map(json_value).collect()),
     }
 }
 
@@ -849,15 +864,32 @@ mod tests {
         .unwrap();
         let row = &t.rows[0];
         assert_eq!(row[..6], [Cell::Null, Cell::Int(1), Cell::UInt(2), Cell::Float(1.5), Cell::Text("x".into()), Cell::Bool(true)]);
-        for cell in &row[6..12] {
+        for cell in row[6..9].iter().chain(&row[10..12]) {
             let Cell::Text(s) = cell else { panic!("{cell:?}") };
             assert!(!s.contains("OrderedMap") && !s.is_empty(), "{s}");
         }
+        // a list is a list: an array in JSON, `[1, 2]` in text
+        assert_eq!(row[9], Cell::List(vec![Cell::Int(1), Cell::Int(2)]));
+        assert_eq!(text(&row[9]), "[1, 2]");
+        assert_eq!(json_value(&row[9]), json!([1, 2]));
         assert_eq!(row[10], Cell::Text("2017-03-07T22:19:27".into()));
         assert_eq!(row[11], Cell::Text("12.50".into()));
         // integer sums are integers in JSON; beyond i64 they stay exact text
         assert_eq!(row[12], Cell::Int(6));
         assert_eq!(row[13], Cell::Text("170141183460469231731687303715884105727".into()));
         assert!(query(&conn, "  ", &[]).unwrap_err().to_string().contains("empty"));
+    }
+
+    /// A float JSON cannot hold is written as Python's json names it, never as a null
+    /// that reads like a missing value; nested lists keep their nulls.
+    #[test]
+    fn json_never_turns_nan_or_infinity_into_null() {
+        assert_eq!(json_value(&Cell::Float(f64::NAN)), json!("NaN"));
+        assert_eq!(json_value(&Cell::Float(f64::INFINITY)), json!("Infinity"));
+        assert_eq!(json_value(&Cell::Float(f64::NEG_INFINITY)), json!("-Infinity"));
+        let conn = Connection::open_in_memory().unwrap();
+        let t = query(&conn, "select [['a', null], []] as l, 'nan'::double as n", &[]).unwrap();
+        assert_eq!(json_value(&t.rows[0][0]), json!([["a", null], []]));
+        assert_eq!(json_value(&t.rows[0][1]), json!("NaN"));
     }
 }

@@ -34,15 +34,16 @@ def same(a, b):
 
 def plain(value, nested=False):
     """A stock-client value in the form sphragis's JSON gives it: integers (HUGEINT sums
-    too) as numbers, timestamps in ISO form, lists as Arrow prints them (`[a, b]`)."""
+    too) as numbers, timestamps in ISO form, lists as JSON arrays, NaN and infinities as
+    the strings Python's json names them."""
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() and value.as_tuple().exponent >= 0 else str(value)
     if isinstance(value, datetime.datetime):
         return value.isoformat()
     if isinstance(value, list):
-        return "[" + ", ".join(str(plain(v, True)) for v in value) + "]"
-    if nested and value is None:
-        return ""
+        return [plain(v, True) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     return str(value)
