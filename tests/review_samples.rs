@@ -23,7 +23,7 @@
 //! | qt-471000-1-a | dev | fence |
 //! | qt-471100-3-a | dev | target quoted in inline code → target_in_comment |
 //! | qt-471200-1-a | dev | exact twin of qt-470001-5-a → duplicate |
-//! | qt-471300-2-a | dev | qt-cherry-pick-bot comment + four-backtick fence (Gerrit, loose) |
+//! | qt-471300-2-a | dev | qt-cherry-pick-bot comment + a quoted (`> `) fence (Gerrit, loose) |
 
 use duckdb::Connection;
 use sphragis::ingest::InputKind;
@@ -100,7 +100,7 @@ fn fence_selectors_disagree_where_expected() {
     // strict: 4 wm fences; Gerrit: misses the CRLF one, adds the prose-before one;
     // loose: adds "```Suggestion".
     assert_eq!(q("wikimedia"), vec![12, 4, 4, 5, 1, 1, 0, 1]);
-    // qt: four backticks are Gerrit and loose only.
+    // qt: a fence inside a blockquote is Gerrit and loose only (a quote, not a suggestion).
     assert_eq!(q("qt"), vec![6, 2, 3, 3, 0, 1, 0, 1]);
     let agree: bool = conn
         .query_row("select agree from fence_agreement_v1 where version = 'v3' and org = '(all)'", [], |r| r.get(0))
