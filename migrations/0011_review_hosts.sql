@@ -18,3 +18,6 @@ alter table refine_examples add column host_messages integer default 0;
 -- the strict fence alone (suggested_edit is fence or structured); null on versions refined
 -- before 0011, whose suggested_edit was the fence alone
 alter table refine_examples add column fence_strict boolean;
+-- the example has a target (possibly empty: a deletion); null on versions refined before 0011.
+-- target_in_comment judges only examples with a target.
+alter table refine_examples add column has_target boolean;

@@ -21,6 +21,7 @@ agg as (
         e.created_at,
         e.hunk,
         e.target,
+        e.target is not null as has_target,
         coalesce(e.revision_kind in ('TRIVIAL_REBASE', 'NO_CODE_CHANGE'), false)
             or e.predecessor_id is not null as rebase_successor,
         count(c.comment_id) as comments_built,
@@ -103,7 +104,8 @@ select
     h.half,
     d.structured_suggestion,
     d.host_messages,
-    d.fence_strict
+    d.fence_strict,
+    d.has_target
 from decided as d
 join review_examples as e on e.example_id = d.example_id
 left join org_config as cfg on cfg.org = d.org

@@ -165,12 +165,13 @@ pub fn criteria(conn: &Connection, version: &str, org: &str) -> Result<Value> {
             },
         )
         .with_context(|| format!("no split computed for {org} in version {version}"))?;
-    let tic: (i64, i64, i64, i64) = conn.query_row(
-        "select target_in_comment_a, judged_a, target_in_comment_b, judged_b \
+    let tic: (i64, i64, i64, i64, String) = conn.query_row(
+        "select target_in_comment_a, judged_a, target_in_comment_b, judged_b, to_json(no_information)::varchar \
          from split_criteria_v1 where version = ? and org = ?",
         params![version, org],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
     )?;
+    let no_information: Value = serde_json::from_str(&tic.4).context("split_criteria_v1.no_information")?;
     let mut stmt = conn.prepare("select split, examples from split_counts_v1 where version = ? and org = ?")?;
     let splits: BTreeMap<String, i64> =
         stmt.query_map(params![version, org], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
@@ -204,6 +205,9 @@ pub fn criteria(conn: &Connection, version: &str, org: &str) -> Result<Value> {
         "language_mix_ceiling": row.3,
         "matched_suffix": { "suffix": row.4, "rows_a": row.5, "rows_b": row.6 },
         "runner_up": { "suffix": row.7, "rows_a": row.8, "rows_b": row.9 },
+        // criteria computed on no information (split_criteria_v1.no_information): e.g.
+        // "suffix" when no training row has a file suffix, so the ceiling 0 says nothing
+        "no_information": no_information,
     }))
 }
 
