@@ -195,3 +195,63 @@ fn criteria_flag_a_mix_computed_on_no_suffix() {
     assert_eq!(c["no_information"], serde_json::json!(["suffix"]));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Loads the hand-written Gerrit REST sample (`data-samples/review/gerrit-rest/`, see its
+/// PROVENANCE.md) as org `demo` and refines it with every rule.
+fn gerrit_rest_sample(dir: &Path, bom: bool) -> Connection {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    for name in ["changes.json", "4711-comments.json"] {
+        let mut bytes = if bom { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
+        bytes.extend(std::fs::read(samples().join("gerrit-rest").join(name)).unwrap());
+        std::fs::write(dir.join(name), bytes).unwrap();
+        load(&conn, InputKind::GerritRest, &dir.join(name), Some("demo"), &mut |_| {}).unwrap();
+    }
+    refine(&conn, &opts("v1", None)).unwrap();
+    conn
+}
+
+#[test]
+fn gerrit_rest_fix_suggestions_service_users_and_host_messages() {
+    let dir = scratch("rest");
+    let conn = gerrit_rest_sample(&dir, false);
+    // 7 examples: patch sets 1, 2, 3 of change 4711 (change messages) and threads c1, c3,
+    // c4, c5 (inline comments). Patch set 1 holds only Gerrit's "Uploaded patch set 1."
+    // and thread c4 only the SERVICE_USER's comment: service_account. Patch set 3 is a
+    // TRIVIAL_REBASE: rebase_successor. c1 (fix_suggestions) and c3 (~~~suggestion):
+    // suggested_edit. Kept: patch set 2 (bo's message) and c5 (a quoted fence).
+    let cols = "built, removed_service_account, removed_rebase_successor, removed_suggested_edit, removed_applied_fix, \
+                removed_duplicate, kept, service_comments, service_comments_dropped, host_messages, host_messages_dropped";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from refine_removals_v1 where version = 'v1' and org = 'demo'")),
+        vec![7, 2, 1, 2, 0, 0, 2, 2, 2, 3, 3]
+    );
+    // fences: structured c1 apart from fenced c3; c5's quoted fence is Gerrit's and loose only
+    let cols = "suggested_edit, strict, structured, structured_only, gerrit_substring, loose, strict_not_gerrit, \
+                gerrit_not_strict, loose_not_strict";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from fence_agreement_v1 where version = 'v1' and org = 'demo'")),
+        vec![2, 1, 1, 1, 1, 2, 1, 1, 1]
+    );
+    let kept: Vec<String> = conn
+        .prepare("select example_id from refine_examples where version = 'v1' and kept order by 1")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(kept, ["demo:4711:2", "demo:4711:3:c5"]);
+    // no target in a REST response: nothing judged for target_in_comment
+    assert_eq!(
+        ints(&conn, "select not_judged_no_target, judged from target_in_comment_v1 where version = 'v1' and org = 'demo'"),
+        vec![7, 0]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gerrit_rest_accepts_a_utf8_bom() {
+    let dir = scratch("rest-bom");
+    let conn = gerrit_rest_sample(&dir, true);
+    assert_eq!(ints(&conn, "select count(*), count(*) filter (where kept) from refine_examples where version = 'v1'"), vec![7, 2]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
