@@ -255,3 +255,37 @@ fn gerrit_rest_accepts_a_utf8_bom() {
     assert_eq!(ints(&conn, "select count(*), count(*) filter (where kept) from refine_examples where version = 'v1'"), vec![7, 2]);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn examples_show_the_prompt_comments_and_a_real_json_stamp() {
+    let dir = scratch("examples");
+    let db = dir.join("x.duckdb");
+    let conn = sphragis::db::open(&db).unwrap();
+    load(&conn, InputKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v3", None)).unwrap();
+    splits::compute(&conn, "v3", Some("openstack")).unwrap();
+    let table = splits::examples(&conn, "v3", "openstack", "pilot", false).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
+    assert_eq!(json["kind"], "view");
+    assert_eq!(json["name"], "split_examples_v1");
+    assert_eq!(json["filter"], "version = 'v3' and org = 'openstack' and split = 'pilot'");
+    // the one pilot example (tests/review_splits.rs criteria_by_hand: pilot 1) and its comment
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["example_id"], "os-830001-p1");
+    assert_eq!(rows[0]["comments"], 1);
+    let prompt = rows[0]["prompt"].as_str().unwrap();
+    assert!(prompt.contains("This is too chatty for info level."), "{prompt}");
+    // the sealed window needs --unseal
+    let err = splits::examples(&conn, "v3", "openstack", "test", false).unwrap_err().to_string();
+    assert!(err.contains("opens only with --unseal"), "{err}");
+    drop(conn);
+    // the stamp's query answers the same in a stock DuckDB connection (no sphragis functions)
+    let stock = Connection::open(&db).unwrap();
+    let n: i64 = stock
+        .query_row(&format!("select count(*) from ({})", json["query"].as_str().unwrap()), [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}

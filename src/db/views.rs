@@ -77,6 +77,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/splits/split_counts_v1.sql"),
     view!("sql/splits/half_suffix_mix_v1.sql"),
     view!("sql/splits/split_criteria_v1.sql"),
+    view!("sql/splits/split_examples_v1.sql"),
     view!("sql/sft/sft_contract_v1.sql"),
     view!("sql/sft/sft_contract_summary_v1.sql"),
     view!("sql/sft/sft_contract_failures_v1.sql"),
