@@ -78,6 +78,8 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/splits/half_suffix_mix_v1.sql"),
     view!("sql/splits/split_criteria_v1.sql"),
     view!("sql/splits/split_examples_v1.sql"),
+    table_macro!("sql/review/version_diff_v1.sql"),
+    table_macro!("sql/review/example_moves_v1.sql"),
     view!("sql/sft/sft_contract_v1.sql"),
     view!("sql/sft/sft_contract_summary_v1.sql"),
     view!("sql/sft/sft_contract_failures_v1.sql"),
