@@ -23,7 +23,7 @@
 //! | qt-471000-1-a | dev | fence |
 //! | qt-471100-3-a | dev | target quoted in inline code → target_in_comment |
 //! | qt-471200-1-a | dev | exact twin of qt-470001-5-a → duplicate |
-//! | qt-471300-2-a | dev | qt-cherry-pick-bot comment + four-backtick fence (Gerrit, loose) |
+//! | qt-471300-2-a | dev | qt-cherry-pick-bot comment + a quoted (`> `) fence (Gerrit, loose) |
 
 use duckdb::Connection;
 use sphragis::ingest::InputKind;
@@ -100,7 +100,7 @@ fn fence_selectors_disagree_where_expected() {
     // strict: 4 wm fences; Gerrit: misses the CRLF one, adds the prose-before one;
     // loose: adds "```Suggestion".
     assert_eq!(q("wikimedia"), vec![12, 4, 4, 5, 1, 1, 0, 1]);
-    // qt: four backticks are Gerrit and loose only.
+    // qt: a fence inside a blockquote is Gerrit and loose only (a quote, not a suggestion).
     assert_eq!(q("qt"), vec![6, 2, 3, 3, 0, 1, 0, 1]);
     let agree: bool = conn
         .query_row("select agree from fence_agreement_v1 where version = 'v3' and org = '(all)'", [], |r| r.get(0))
@@ -261,4 +261,48 @@ fn reconciliation_counts_examples_loaded_after_the_base_and_frozen_bases_stay() 
         .unwrap();
     let err = refine(&conn, &all("v1", None)).unwrap_err().to_string();
     assert!(err.contains("is the base of frozen version v2"), "{err}");
+}
+
+#[test]
+fn diff_between_versions_reconciles_with_reconciliation() {
+    let conn = samples();
+    // v2 -> v3 by hand: wikimedia loses 4 suggested edits and 1 applied fix (5 removed) and
+    // gets wm-902001-2-b back (a v2 duplicate whose earlier twin v3 removes): 9 - 5 + 1 = 5;
+    // qt loses its 2 suggested edits: 5 - 2 = 3.
+    let cols = "built_a, built_b, kept_a, kept_b, removed, resurrected, added, dropped, reason_changed, split_moved";
+    let q = |org: &str| ints(&conn, &format!("select {cols} from version_diff_v1('v2', 'v3') where org = '{org}'"));
+    assert_eq!(q("wikimedia"), vec![12, 12, 9, 5, 5, 1, 0, 0, 0, 0]);
+    assert_eq!(q("qt"), vec![6, 6, 5, 3, 2, 0, 0, 0, 0, 0]);
+    assert_eq!(q("(all)"), vec![18, 18, 14, 8, 7, 1, 0, 0, 0, 0]);
+    // the same counts as reconciliation_v1 of v3 (whose base is v2), summed over windows
+    let mismatches = ints(
+        &conn,
+        "select count(*) from version_diff_v1('v2', 'v3') as d
+         join (select org, sum(removed) as removed, sum(resurrected) as resurrected, sum(added) as added,
+                      sum(base_kept) as base_kept, sum(kept) as kept
+               from reconciliation_v1 where version = 'v3' group by org) as r using (org)
+         where (d.removed, d.resurrected, d.added, d.kept_a, d.kept_b) <> (r.removed, r.resurrected, r.added, r.base_kept, r.kept)
+            or not d.reconciles",
+    );
+    assert_eq!(mismatches, vec![0]);
+    // per example: the 8 that moved, each named with its move
+    let moves = ints(
+        &conn,
+        "select count(*), count(*) filter (where move = 'removed'), count(*) filter (where move = 'resurrected')
+         from example_moves_v1('v2', 'v3')",
+    );
+    assert_eq!(moves, vec![8, 7, 1]);
+    let (status_a, status_b): (String, String) = conn
+        .query_row(
+            "select status_a, status_b from example_moves_v1('v2', 'v3') where example_id = 'wm-902001-2-b'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!((status_a.as_str(), status_b.as_str()), ("duplicate", "kept"));
+    let table = sphragis::review::diff::diff(&conn, "v2", "v3", false).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
+    assert_eq!((json["kind"].as_str(), json["name"].as_str()), (Some("macro"), Some("version_diff_v1")));
+    assert_eq!(json["arguments"], "'v2', 'v3'");
+    assert!(sphragis::review::diff::diff(&conn, "v2", "v9", false).unwrap_err().to_string().contains("v9 does not exist"));
 }

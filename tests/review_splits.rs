@@ -447,3 +447,21 @@ fn verify_of_a_version_frozen_before_the_folder_was_recorded_needs_frozen_dir() 
     assert_eq!(sha, sphragis::hash::sha256_hex(&std::fs::read(&manifest_path).unwrap()));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn verify_names_a_suggestion_rule_change_before_its_differences() {
+    let dir = scratch("rule-change");
+    let conn = build(Path::new(":memory:"), &dir);
+    let out = dir.join("frozen");
+    freeze(&conn, "v3", &out).unwrap();
+    // as if v3 had been refined and frozen by a sphragis with the older rule, and the
+    // criteria file then differs from what this sphragis rebuilds
+    conn.execute("update corpus_versions set suggestion_rule = 'fence-1' where version = 'v3'", []).unwrap();
+    let (_, criteria_path) = frozen_paths(&out);
+    let text = std::fs::read_to_string(&criteria_path).unwrap();
+    std::fs::write(&criteria_path, text.replace("\"size_floor\": 4,", "\"size_floor\": 5,")).unwrap();
+    let diffs = verify_reproduce(&conn, "v3").unwrap();
+    assert_eq!(diffs.len(), 3, "{diffs:#?}");
+    assert!(diffs[0].starts_with("suggestion rule: version v3 was refined with fence-1, this sphragis rebuilds it with fence-2"), "{diffs:#?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

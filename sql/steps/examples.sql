@@ -1,6 +1,8 @@
 -- refine step 2: example verdicts and removal attribution of one corpus version (SPEC §2.2).
 -- Parameters: $1 version name; $2..$6 whether the rules service_account, rebase_successor,
 -- suggested_edit, applied_fix and duplicate are on (booleans).
+-- suggested_edit: a kept comment opens a strict suggestion fence (fence_strict, rule version
+-- corpus_versions.suggestion_rule) or carries a structured suggested fix (structured_suggestion).
 -- Each removed example is attributed to the FIRST rule that removes it, in that order.
 -- Dedup runs after the other rules: among the survivors with the same org and dedup key,
 -- the earliest (created_at, then example_id) is kept; a kept example with an earlier twin
@@ -19,12 +21,16 @@ agg as (
         e.created_at,
         e.hunk,
         e.target,
+        e.target is not null as has_target,
         coalesce(e.revision_kind in ('TRIVIAL_REBASE', 'NO_CODE_CHANGE'), false)
             or e.predecessor_id is not null as rebase_successor,
         count(c.comment_id) as comments_built,
         count(c.comment_id) filter (where not c.dropped) as comments_kept,
         count(c.comment_id) filter (where c.service_account) as service_comments,
-        coalesce(bool_or(c.fence_strict) filter (where not c.dropped), false) as suggested_edit,
+        coalesce(bool_or(c.fence_strict or c.structured_suggestion) filter (where not c.dropped), false) as suggested_edit,
+        coalesce(bool_or(c.structured_suggestion) filter (where not c.dropped), false) as structured_suggestion,
+        coalesce(bool_or(c.fence_strict) filter (where not c.dropped), false) as fence_strict,
+        count(c.comment_id) filter (where c.host_message) as host_messages,
         coalesce(bool_or(c.fence_gerrit) filter (where not c.dropped), false) as fence_gerrit,
         coalesce(bool_or(c.fence_loose) filter (where not c.dropped), false) as fence_loose,
         coalesce(bool_or(c.fix_applied) filter (where not c.dropped), false) as applied_fix,
@@ -95,7 +101,11 @@ select
     w.window_name,
     coalesce(w.sealed, false) as window_sealed,
     coalesce(w.is_training, false) as window_training,
-    h.half
+    h.half,
+    d.structured_suggestion,
+    d.host_messages,
+    d.fence_strict,
+    d.has_target
 from decided as d
 join review_examples as e on e.example_id = d.example_id
 left join org_config as cfg on cfg.org = d.org

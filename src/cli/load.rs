@@ -14,8 +14,9 @@ pub struct Args {
     /// Files to load, in order; each is its own transaction.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host, and
-    /// for review4repair (all rows into one org, hosts become projects).
+    /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host,
+    /// for review4repair (all rows into one org, hosts become projects), and required for
+    /// gerrit-rest (a REST response does not name its host).
     #[arg(long)]
     pub org: Option<String>,
     /// views: the pool of lines that name none.

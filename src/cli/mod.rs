@@ -3,6 +3,7 @@
 //! 3 verification mismatch (SPEC §4).
 
 mod demo;
+mod diff;
 mod load;
 mod refine;
 mod report;
@@ -51,6 +52,10 @@ pub enum Command {
     Verify(splits::VerifyArgs),
     /// Show the content of the examples in one split (a sealed split needs --unseal).
     Examples(splits::ExamplesArgs),
+    /// Compare two corpus versions: per org removed, resurrected, added, dropped and moved
+    /// between splits and halves (reconciled), or with --examples every example that moved;
+    /// stamped with the table macro version_diff_v1 / example_moves_v1 and its arguments.
+    Diff(diff::Args),
     /// Print or export report views (table, CSV, JSON), each stamped with the view or table
     /// macro, arguments and query that produced its rows.
     Report(report::Args),
@@ -189,6 +194,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Freeze(args) => splits::freeze(db, args),
         Command::Verify(args) => splits::verify(db, args),
         Command::Examples(args) => splits::examples(db, args),
+        Command::Diff(args) => diff::run(db, args),
         Command::Report(args) => report::run(db, args),
         Command::Views(args) => views::run(db, args, &ui),
         Command::Sql(args) => sql::run(db, args),

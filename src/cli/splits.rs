@@ -127,45 +127,10 @@ pub fn verify(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
     }
 }
 
-const SPLIT_EXAMPLES_SQL: &str = include_str!("../../sql/steps/split_examples.sql");
-
 pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
-    let sealed: Option<bool> = conn
-        .query_row(
-            "select bool_or(sealed) from review_splits where version = ? and org = ? and split = ?",
-            duckdb::params![args.version, args.org, args.split],
-            |r| r.get(0),
-        )
-        .ok()
-        .flatten();
-    let Some(sealed) = sealed else {
-        return Err(anyhow::anyhow!(
-            "no split {:?} for {} in version {}; see `sphragis report splits`",
-            args.split,
-            args.org,
-            args.version
-        )
-        .into());
-    };
-    if sealed && !args.unseal {
-        return Err(anyhow::anyhow!(
-            "split {} of {} is the sealed test window; its content opens only with --unseal, which is logged",
-            args.split,
-            args.org
-        )
-        .into());
-    }
-    // Only an unsealed read attaches the companion database that holds sealed content.
-    let mut table = crate::review::sealed::with_content(&conn, sealed && args.unseal, || {
-        crate::report::query(&conn, SPLIT_EXAMPLES_SQL, &[&args.version, &args.org, &args.split])
-    })?;
-    table.report = "examples".into();
-    if sealed {
-        conn.execute(
-            "insert into sph_log (command, detail) values ('unseal', ?)",
-            [format!("{} {} {}: {} examples shown", args.version, args.org, args.split, table.rows.len())],
-        )?;
+    let table = splits::examples(&conn, &args.version, &args.org, &args.split, args.unseal)?;
+    if table.stamp.is_none() {
         eprintln!("unsealed {} {} {}: logged in sph_log", args.version, args.org, args.split);
     }
     super::out!("{}", crate::report::render(&table, args.format.into())?)?;

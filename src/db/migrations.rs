@@ -90,6 +90,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0011_tool_commands.sql",
         sql: include_str!("../../migrations/0011_tool_commands.sql"),
     },
+    Migration {
+        version: 12,
+        description: "review_hosts",
+        file: "0012_review_hosts.sql",
+        sql: include_str!("../../migrations/0012_review_hosts.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -41,6 +41,9 @@ pub enum InputKind {
     Tufano2021,
     /// Gerrit `gerrit query --format=JSON` output (change messages, patch sets).
     GerritQuery,
+    /// Gerrit REST responses: `GET /changes/?q=...` (a ChangeInfo array) or
+    /// `GET /changes/{id}/comments` (path → CommentInfo list), with or without `)]}'`.
+    GerritRest,
     /// Per-org configuration: service accounts, windows, halves (docs/formats.md).
     Orgs,
     /// Label-audit items, JSONL (docs/formats.md).
@@ -63,11 +66,12 @@ pub enum InputKind {
 
 impl InputKind {
     /// Every kind, in the order `load --help` lists them.
-    pub const ALL: [InputKind; 12] = [
+    pub const ALL: [InputKind; 13] = [
         Self::Examples,
         Self::Review4Repair,
         Self::Tufano2021,
         Self::GerritQuery,
+        Self::GerritRest,
         Self::Orgs,
         Self::Labels,
         Self::Views,
@@ -85,6 +89,7 @@ impl InputKind {
             Self::Review4Repair => "review4repair",
             Self::Tufano2021 => "tufano2021",
             Self::GerritQuery => "gerrit-query",
+            Self::GerritRest => "gerrit-rest",
             Self::Orgs => "orgs",
             Self::Labels => "labels",
             Self::Views => "views",
@@ -121,9 +126,11 @@ impl InputKind {
     pub fn loader_version(self) -> &'static str {
         match self {
             Self::Examples => "examples/1",
-            Self::Review4Repair => "review4repair/1",
+            // 2: the deletion marker `<|del|>` is the empty target (issue 10)
+            Self::Review4Repair => "review4repair/2",
             Self::Tufano2021 => "tufano2021/1",
             Self::GerritQuery => "gerrit-query/1",
+            Self::GerritRest => "gerrit-rest/1",
             Self::Orgs => "orgs/1",
             Self::Labels => "labels/1",
             Self::Views => "views/1",
@@ -143,7 +150,8 @@ impl InputKind {
     pub fn reload(self) -> Reload {
         match self {
             Self::Orgs | Self::Pools | Self::Manifest => Reload::Reapplied,
-            Self::Outcomes => Reload::BoundToPath,
+            // a /comments response names its change only by the file name
+            Self::Outcomes | Self::GerritRest => Reload::BoundToPath,
             _ => Reload::Skipped,
         }
     }
@@ -151,9 +159,13 @@ impl InputKind {
     /// The corpus the kind feeds.
     pub fn corpus(self) -> Corpus {
         match self {
-            Self::Examples | Self::Review4Repair | Self::Tufano2021 | Self::GerritQuery | Self::Orgs | Self::Labels => {
-                Corpus::Review
-            }
+            Self::Examples
+            | Self::Review4Repair
+            | Self::Tufano2021
+            | Self::GerritQuery
+            | Self::GerritRest
+            | Self::Orgs
+            | Self::Labels => Corpus::Review,
             _ => Corpus::Sft,
         }
     }
@@ -190,6 +202,6 @@ mod tests {
         assert_eq!(InputKind::Views.reload(), Reload::Skipped);
         let review: Vec<&str> =
             InputKind::ALL.into_iter().filter(|k| k.corpus() == Corpus::Review).map(InputKind::name).collect();
-        assert_eq!(review, ["examples", "review4repair", "tufano2021", "gerrit-query", "orgs", "labels"]);
+        assert_eq!(review, ["examples", "review4repair", "tufano2021", "gerrit-query", "gerrit-rest", "orgs", "labels"]);
     }
 }

@@ -501,6 +501,21 @@ pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOpti
         differences.extend(compare_membership(org, &serde_json::from_str(manifest_json)?, &manifest));
         differences.extend(compare_criteria(org, &serde_json::from_str(criteria_json)?, &criteria));
     }
+    // A version refined under an older suggestion rule is rebuilt with this code's rule:
+    // say so first, so a difference it causes is not taken for a changed input.
+    let rule: Option<String> =
+        conn.query_row("select suggestion_rule from corpus_versions where version = ?", [version], |r| r.get(0))?;
+    let current = crate::rules::fence::SUGGESTION_RULE;
+    if !differences.is_empty() && rule.as_deref() != Some(current) {
+        differences.insert(
+            0,
+            format!(
+                "suggestion rule: version {version} was refined with {}, this sphragis rebuilds it with {current} \
+                 (differences below may come from the rule change)",
+                rule.as_deref().unwrap_or("(unrecorded)")
+            ),
+        );
+    }
     Ok(differences)
 }
 

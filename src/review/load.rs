@@ -1,6 +1,6 @@
 //! Loads one review input file in one transaction, bound in the ingest log.
 
-use super::adapters::{gerrit_query, jsonl, review4repair, tufano};
+use super::adapters::{gerrit_query, gerrit_rest, jsonl, review4repair, tufano};
 use super::config;
 use super::store::ExampleWriter;
 use crate::ingest::{self, Corpus, InputError, InputKind, LoadOutcome};
@@ -9,7 +9,8 @@ use duckdb::Connection;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Loads `path` as `kind`. `org` overrides the org for `tufano2021` and `gerrit-query`.
+/// Loads `path` as `kind`. `org` overrides the org for `tufano2021` and `gerrit-query`,
+/// and is required for `gerrit-rest`.
 /// `progress` is called with the number of examples written so far, every 1,000
 /// examples and once at the end.
 ///
@@ -72,6 +73,7 @@ pub fn load(
                 InputKind::Review4Repair => review4repair::read(path, org, &mut *reader, &mut sink),
                 InputKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut *reader, &mut sink),
                 InputKind::GerritQuery => gerrit_query::read(path, org, &mut *reader, &mut sink),
+                InputKind::GerritRest => gerrit_rest::read(path, org, &mut *reader, &mut sink),
                 _ => unreachable!("review kinds only, orgs and labels handled above"),
             }
         };

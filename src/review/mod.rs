@@ -6,11 +6,13 @@
 //! examples into a corpus version with stored rule verdicts, [`splits`] places a
 //! version's kept examples in windows and halves, [`freeze`] writes criteria and
 //! manifests and reproduces a frozen version, [`sealed`] keeps the sealed window's content
-//! in a companion database, and [`labels`] loads label-audit items.
+//! in a companion database, [`labels`] loads label-audit items, and [`diff`] compares two
+//! versions.
 //! Report views in `sql/review/` and `sql/splits/` read those tables.
 
 pub mod adapters;
 pub mod config;
+pub mod diff;
 pub mod freeze;
 pub mod labels;
 pub mod load;

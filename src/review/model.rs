@@ -45,6 +45,9 @@ pub struct Comment {
     pub service_account: Option<bool>,
     /// 1-based line or record number in the source file.
     pub record: i64,
+    /// Structured suggested fixes the comment carries (Gerrit's `fix_suggestions`);
+    /// `None` when the source format cannot carry any.
+    pub fix_suggestions: Option<i32>,
 }
 
 /// The file suffix used as the example's "language" for mix statistics: the last

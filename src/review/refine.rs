@@ -18,7 +18,9 @@ pub enum Rule {
     ServiceAccount,
     /// An example repeating its predecessor on a rebased patch set.
     RebaseSuccessor,
-    /// A comment opens a strict ```` ```suggestion ```` fence: the target is the reviewer's edit.
+    /// A comment opens a strict suggestion fence (rule version
+    /// [`SUGGESTION_RULE`](crate::rules::fence::SUGGESTION_RULE)) or carries a structured
+    /// suggested fix (Gerrit's `fix_suggestions`): the target is the reviewer's edit.
     SuggestedEdit,
     /// A comment is Gerrit's one-click `Fix applied.` reply.
     AppliedFix,
@@ -42,18 +44,34 @@ impl Rule {
         }
     }
 
-    /// Parses a comma-separated list (`all` for every rule); the result is in SPEC
-    /// order whatever the order given. Errors on an unknown or repeated name.
+    /// Parses a comma-separated list (`all` alone for every rule); the result is in SPEC
+    /// order whatever the order given.
+    ///
+    /// Errors: an unknown name (every unknown one is named, e.g. `dedup` in `all,dedup`),
+    /// `all` combined with other names, or a repeated name.
     pub fn parse_list(text: &str) -> Result<Vec<Rule>> {
-        if text.trim() == "all" {
+        let names: Vec<&str> = text.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+        let unknown: Vec<&str> =
+            names.iter().copied().filter(|n| *n != "all" && !Rule::ALL.iter().any(|r| r.name() == *n)).collect();
+        if !unknown.is_empty() {
+            let known: Vec<_> = Rule::ALL.iter().map(|r| r.name()).collect();
+            let listed: Vec<String> = unknown.iter().map(|n| format!("{n:?}")).collect();
+            bail!(
+                "unknown rule{} {}; known rules: {} (or all)",
+                if unknown.len() > 1 { "s" } else { "" },
+                listed.join(", "),
+                known.join(", ")
+            );
+        }
+        if names.contains(&"all") {
+            if names.len() > 1 {
+                bail!("all names every rule; give it alone or list the rules");
+            }
             return Ok(Rule::ALL.to_vec());
         }
         let mut rules = Vec::new();
-        for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let rule = Rule::ALL.into_iter().find(|r| r.name() == name).with_context(|| {
-                let known: Vec<_> = Rule::ALL.iter().map(|r| r.name()).collect();
-                format!("unknown rule {name:?}; known rules: {} (or all)", known.join(", "))
-            })?;
+        for name in names {
+            let rule = Rule::ALL.into_iter().find(|r| r.name() == name).expect("checked above");
             if rules.contains(&rule) {
                 bail!("rule {name:?} is listed twice");
             }
@@ -126,6 +144,19 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
         bail!("version {name} was frozen at {at} and cannot be refined again; refine a new version");
     }
     if frozen.is_some() {
+        let rule: Option<String> = conn.query_row(
+            "select suggestion_rule from corpus_versions where version = ?",
+            [name],
+            |r| r.get(0),
+        )?;
+        let current = crate::rules::fence::SUGGESTION_RULE;
+        if rule.as_deref() != Some(current) {
+            bail!(
+                "version {name} was refined with suggestion rule {}; this sphragis applies {current}: \
+                 refine a new version (e.g. --version {name}-{current} --base {name}) so reconciliation shows what the new rule moves",
+                rule.as_deref().unwrap_or("(unrecorded)")
+            );
+        }
         let frozen_on_it: Option<String> = conn
             .query_row(
                 "select version from corpus_versions where base_version = ? and frozen_at is not null limit 1",
@@ -167,10 +198,10 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
         conn.execute("delete from corpus_versions where version = ?", [name])?;
         conn.execute(
             &format!(
-                "insert into corpus_versions (version, base_version, rules, min_target_chars, rules_code, inputs_up_to, created_at) \
-                 values (?, ?, {rule_list}, ?, ?, (select coalesce(max(file_id), 0) from ingest_log), current_timestamp)"
+                "insert into corpus_versions (version, base_version, rules, min_target_chars, rules_code, inputs_up_to, created_at, suggestion_rule) \
+                 values (?, ?, {rule_list}, ?, ?, (select coalesce(max(file_id), 0) from ingest_log), current_timestamp, ?)"
             ),
-            params![name, opts.base, opts.min_target_chars, crate::RULES_CODE],
+            params![name, opts.base, opts.min_target_chars, crate::RULES_CODE, crate::rules::fence::SUGGESTION_RULE],
         )?;
         conn.execute(COMMENTS_SQL, params![name, opts.min_target_chars, on(Rule::ServiceAccount)])
             .context("refine step sql/steps/comments.sql")?;
@@ -212,5 +243,16 @@ mod tests {
         );
         assert!(Rule::parse_list("suggested_edits").unwrap_err().to_string().contains("unknown rule"));
         assert!(Rule::parse_list("duplicate,duplicate").unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn rule_list_names_the_unknown_rule_not_all() {
+        let err = Rule::parse_list("all,dedup").unwrap_err().to_string();
+        assert!(err.starts_with("unknown rule \"dedup\";"), "{err}");
+        let err = Rule::parse_list("dedup, fences ,duplicate").unwrap_err().to_string();
+        assert!(err.starts_with("unknown rules \"dedup\", \"fences\";"), "{err}");
+        let err = Rule::parse_list("all,duplicate").unwrap_err().to_string();
+        assert!(err.contains("give it alone"), "{err}");
+        assert_eq!(Rule::parse_list(" all ").unwrap(), Rule::ALL.to_vec());
     }
 }

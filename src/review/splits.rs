@@ -165,12 +165,13 @@ pub fn criteria(conn: &Connection, version: &str, org: &str) -> Result<Value> {
             },
         )
         .with_context(|| format!("no split computed for {org} in version {version}"))?;
-    let tic: (i64, i64, i64, i64) = conn.query_row(
-        "select target_in_comment_a, judged_a, target_in_comment_b, judged_b \
+    let tic: (i64, i64, i64, i64, String) = conn.query_row(
+        "select target_in_comment_a, judged_a, target_in_comment_b, judged_b, to_json(no_information)::varchar \
          from split_criteria_v1 where version = ? and org = ?",
         params![version, org],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
     )?;
+    let no_information: Value = serde_json::from_str(&tic.4).context("split_criteria_v1.no_information")?;
     let mut stmt = conn.prepare("select split, examples from split_counts_v1 where version = ? and org = ?")?;
     let splits: BTreeMap<String, i64> =
         stmt.query_map(params![version, org], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
@@ -204,6 +205,9 @@ pub fn criteria(conn: &Connection, version: &str, org: &str) -> Result<Value> {
         "language_mix_ceiling": row.3,
         "matched_suffix": { "suffix": row.4, "rows_a": row.5, "rows_b": row.6 },
         "runner_up": { "suffix": row.7, "rows_a": row.8, "rows_b": row.9 },
+        // criteria computed on no information (split_criteria_v1.no_information): e.g.
+        // "suffix" when no training row has a file suffix, so the ceiling 0 says nothing
+        "no_information": no_information,
     }))
 }
 
@@ -245,4 +249,52 @@ mod tests {
         assert_eq!(flat["a.c[1]"], "null");
         assert_eq!(flat["d"], "\"x\"");
     }
+}
+
+const SPLIT_EXAMPLES_UNSEALED_SQL: &str = include_str!("../../sql/steps/split_examples.sql");
+
+/// The examples of one split with their prompt (kept comments), for `sphragis examples`.
+///
+/// A split outside the sealed window is read from the view `split_examples_v1` and the
+/// table is stamped with it (a stock DuckDB client re-runs the stamp's query and gets the
+/// same rows). A sealed split is read only with `unseal`: its content comes from the
+/// sealed companion through `sql/steps/split_examples.sql` (same columns), the read is
+/// logged in `sph_log`, and the table has no stamp (a stock client cannot open the
+/// companion through the main file, by design).
+///
+/// Errors: no such split for the org in the version; a sealed split without `unseal`; SQL.
+pub fn examples(conn: &Connection, version: &str, org: &str, split: &str, unseal: bool) -> Result<crate::report::ReportTable> {
+    use crate::report::{ReportTable, Stamp, query, sql_literal};
+    let sealed: Option<bool> = conn.query_row(
+        "select bool_or(sealed) from review_splits where version = ? and org = ? and split = ?",
+        params![version, org, split],
+        |r| r.get(0),
+    )?;
+    let Some(sealed) = sealed else {
+        bail!("no split {split:?} for {org} in version {version}; see `sphragis report splits`");
+    };
+    if sealed && !unseal {
+        bail!("split {split} of {org} is the sealed test window; its content opens only with --unseal, which is logged");
+    }
+    if sealed {
+        let mut table = crate::review::sealed::with_content(conn, true, || query(conn, SPLIT_EXAMPLES_UNSEALED_SQL, &[version, org, split]))?;
+        table.report = "examples".into();
+        table.about = format!("{org} {split} of version {version}, unsealed (content from the sealed companion; no stamp)");
+        conn.execute(
+            "insert into sph_log (command, detail) values ('unseal', ?)",
+            [format!("{version} {org} {split}: {} examples shown", table.rows.len())],
+        )?;
+        return Ok(table);
+    }
+    let name = "split_examples_v1";
+    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
+    let filter = format!("version = {} and org = {} and split = {}", sql_literal(version), sql_literal(org), sql_literal(split));
+    let sql = format!("select * from {name} where {filter} order by example_id");
+    let table = query(conn, &sql, &[])?;
+    Ok(ReportTable {
+        report: "examples".into(),
+        about: format!("{org} {split} of version {version}: hunk, target and the prompt's comments"),
+        stamp: Some(Stamp { kind: file.kind, name: name.into(), sha256: file.sha256(), arguments: None, filter: Some(filter), query: sql }),
+        ..table
+    })
 }

@@ -54,6 +54,7 @@ impl<'conn> ExampleWriter<'conn> {
                 c.service_account,
                 self.file_id,
                 c.record,
+                c.fix_suggestions,
             ])?;
         }
         self.written += 1;

@@ -3,9 +3,12 @@
 //! Three selectors answer "does this comment carry a reviewer-written edit?":
 //!
 //! * [`opens_suggestion_fence`] — the strict rule that refine removes by (SPEC §2.2
-//!   rule 3): some line of the comment, after CR/LF normalization, is exactly a
-//!   ```` ```suggestion ```` fence, with only spaces/tabs before it and only whitespace
-//!   after it.
+//!   rule 3, rule version [`SUGGESTION_RULE`]): some line of the comment, after CR/LF
+//!   normalization, opens a code fence of three or more backticks or three or more
+//!   tildes (GitHub renders ````` ````suggestion ````` and `~~~suggestion`), optionally
+//!   indented with spaces or tabs, whose info string is `suggestion` or GitLab's range
+//!   form `suggestion:-N+M`, followed only by white space (any Unicode white space).
+//!   A blockquoted fence (`> ```suggestion`) is a quote of someone's suggestion, not one.
 //! * [`gerrit_has_user_suggestion`] — Gerrit's own test, reported beside the strict
 //!   rule and never used to remove: `message.includes("```suggestion\n")` in
 //!   `polygerrit-ui/app/utils/comment-util.ts` (`hasUserSuggestion`), a plain
@@ -22,14 +25,24 @@ use std::sync::LazyLock;
 /// The 14-character string Gerrit searches for: `USER_SUGGESTION_START_PATTERN`.
 pub const GERRIT_SUGGESTION_START: &str = "```suggestion\n";
 
+/// The version of the strict suggestion rule that [`opens_suggestion_fence`] implements,
+/// stored with every corpus version (`corpus_versions.suggestion_rule`) so a version's
+/// verdicts say which rule made them.
+///
+/// * `fence-1` (sphragis 0.1): exactly three backticks, `suggestion`, spaces or tabs after.
+/// * `fence-2` (issue 10): three or more backticks or tildes, GitLab's
+///   `suggestion:-N+M`, any Unicode white space after; blockquotes excluded. Every
+///   comment `fence-1` selects, `fence-2` selects too.
+pub const SUGGESTION_RULE: &str = "fence-2";
+
 /// The text of Gerrit's applied-fix reply (`handleAppliedFix()`), capital F, full stop.
 pub const FIX_APPLIED: &str = "Fix applied.";
 
 static STRICT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*```suggestion[ \t]*$").expect("strict fence regex"));
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*(?:`{3,}|~{3,})suggestion(?::-[0-9]+\+[0-9]+)?[\s&&[^\n]]*$").expect("strict fence regex"));
 
 static LOOSE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?mi)^[ \t]*`{3,}[ \t]*suggestion").expect("loose fence regex"));
+    LazyLock::new(|| Regex::new(r"(?mi)^[ \t>]*(?:`{3,}|~{3,})[ \t]*suggestion").expect("loose fence regex"));
 
 /// Replaces every `\r\n` and every lone `\r` with `\n`.
 ///
@@ -45,11 +58,17 @@ pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
 /// The strict suggested-edit rule (SPEC §2.2 rule 3).
 ///
 /// True when, after [`normalize_newlines`], some line consists of optional spaces or
-/// tabs, exactly three backticks, the word `suggestion` in lower case, and optional
-/// trailing spaces or tabs — nothing else. So `"```suggestion\r\n"` (GitHub's storage)
-/// and an indented fence are found; prose on the same line, `"``` suggestion"`,
-/// four backticks, `"```suggestions"` and `"```Suggestion"` are not. An empty suggestion
-/// (the fence immediately closed) still counts: it asks to delete the lines.
+/// tabs, a fence of three or more backticks or three or more tildes, the info string
+/// `suggestion` in lower case or GitLab's `suggestion:-N+M` (N lines above, M below, both
+/// decimal), and optional trailing white space — any Unicode `White_Space` character
+/// (no-break space, ideographic space, ...; a CR became a line end) — nothing else.
+/// So `"```suggestion\r\n"` (GitHub's storage), ````` ````suggestion ````` (a
+/// suggestion that itself holds a fence), `~~~suggestion`, `"```suggestion:-0+2"` and an
+/// indented fence are found; prose on the same line, a blockquote (`"> ```suggestion"`),
+/// `"``` suggestion"`, `"```suggestions"`, `"```Suggestion"`, a mixed fence
+/// (`"``~suggestion"`) and a malformed range (`"```suggestion:+2"`) are not. An empty
+/// suggestion (the fence immediately closed) still counts: it asks to delete the lines.
+/// This is rule version [`SUGGESTION_RULE`].
 pub fn opens_suggestion_fence(comment: &str) -> bool {
     STRICT.is_match(&normalize_newlines(comment))
 }
@@ -65,9 +84,10 @@ pub fn gerrit_has_user_suggestion(comment: &str) -> bool {
 
 /// A looser, case-insensitive fence pattern, reported beside the strict rule.
 ///
-/// After [`normalize_newlines`]: a line that starts (after spaces or tabs) with three or
-/// more backticks, optional spaces or tabs, then `suggestion` in any case; anything may
-/// follow on the line.
+/// After [`normalize_newlines`]: a line that starts (after spaces, tabs or blockquote
+/// markers `>`) with three or more backticks or tildes, optional spaces or tabs, then
+/// `suggestion` in any case; anything may follow on the line. Every comment the strict
+/// rule selects, this selects too; a quoted suggestion is selected here only.
 pub fn loose_suggestion_fence(comment: &str) -> bool {
     LOOSE.is_match(&normalize_newlines(comment))
 }
@@ -99,7 +119,11 @@ mod tests {
         // prose before the fence on the same line
         ("try this ```suggestion\nfoo();\n```", false, true, false),
         ("``` suggestion\nfoo();\n```", false, false, true),
-        ("````suggestion\nfoo();\n````", false, true, true),
+        // four backticks: GitHub renders it (fence-2); Gerrit's substring is inside it
+        ("````suggestion\nfoo();\n````", true, true, true),
+        ("~~~suggestion\nfoo();\n~~~", true, false, true),
+        ("```suggestion:-0+2\nfoo();\n```", true, false, true),
+        ("> ```suggestion\n> foo();\n> ```", false, true, true),
         ("```java\nfoo();\n```", false, false, false),
         ("use ```Optional``` here", false, false, false),
         ("```Suggestion\nfoo();\n```", false, false, true),
@@ -119,6 +143,83 @@ mod tests {
             assert_eq!(gerrit_has_user_suggestion(comment), *gerrit, "gerrit on {comment:?}");
             assert_eq!(loose_suggestion_fence(comment), *loose, "loose on {comment:?}");
         }
+    }
+
+    /// One suggestion whose body is `body`, opened by `open`, closed by `close`, with `nl`
+    /// line ends, after a line of prose.
+    fn suggestion(open: &str, body: &str, close: &str, nl: &str) -> String {
+        format!("Please use this:{nl}{open}{nl}{body}{nl}{close}{nl}")
+    }
+
+    #[test]
+    fn strict_fence_of_three_or_more_backticks() {
+        // GitHub: a suggestion that itself holds a ``` fence is opened with four backticks
+        let body = "```rust\nlet x = 1;\n```";
+        for nl in ["\n", "\r\n"] {
+            assert!(opens_suggestion_fence(&suggestion("````suggestion", body, "````", nl)), "{nl:?}");
+            assert!(opens_suggestion_fence(&suggestion("`````suggestion", "x", "`````", nl)), "{nl:?}");
+            assert!(opens_suggestion_fence(&suggestion("```suggestion", "x", "```", nl)), "{nl:?}");
+            assert!(!opens_suggestion_fence(&suggestion("``suggestion", "x", "``", nl)), "two backticks: {nl:?}");
+        }
+        // Gerrit's substring sees the four-backtick fence (its last three backticks) only with LF
+        assert!(gerrit_has_user_suggestion(&suggestion("````suggestion", body, "````", "\n")));
+        assert!(!gerrit_has_user_suggestion(&suggestion("````suggestion", body, "````", "\r\n")));
+    }
+
+    #[test]
+    fn strict_fence_of_three_or_more_tildes() {
+        for nl in ["\n", "\r\n", "\r"] {
+            assert!(opens_suggestion_fence(&suggestion("~~~suggestion", "x", "~~~", nl)), "{nl:?}");
+            assert!(opens_suggestion_fence(&suggestion("~~~~suggestion", "~~~\nx\n~~~", "~~~~", nl)), "{nl:?}");
+            assert!(!opens_suggestion_fence(&suggestion("~~suggestion", "x", "~~", nl)), "two tildes: {nl:?}");
+            assert!(!opens_suggestion_fence(&suggestion("``~suggestion", "x", "``~", nl)), "mixed: {nl:?}");
+            assert!(loose_suggestion_fence(&suggestion("~~~suggestion", "x", "~~~", nl)), "{nl:?}");
+            assert!(!gerrit_has_user_suggestion(&suggestion("~~~suggestion", "x", "~~~", nl)), "{nl:?}");
+        }
+    }
+
+    #[test]
+    fn strict_fence_indented() {
+        assert!(opens_suggestion_fence("  ```suggestion\n  x\n  ```"));
+        assert!(opens_suggestion_fence("    ~~~suggestion\r\n    x\r\n    ~~~"));
+        assert!(opens_suggestion_fence("\t````suggestion\nx\n````"));
+        // indentation is spaces or tabs; a no-break space before the fence is text
+        assert!(!opens_suggestion_fence("\u{a0}```suggestion\nx\n```"));
+    }
+
+    #[test]
+    fn strict_fence_gitlab_line_range() {
+        for open in ["```suggestion:-0+0", "```suggestion:-0+2", "```suggestion:-12+3", "~~~suggestion:-1+1"] {
+            assert!(opens_suggestion_fence(&suggestion(open, "x", "```", "\n")), "{open}");
+            assert!(opens_suggestion_fence(&suggestion(open, "x", "```", "\r\n")), "{open} CRLF");
+        }
+        for open in ["```suggestion:+2", "```suggestion:-0", "```suggestion:-a+2", "```suggestion:", "```suggestion:-0+2x"] {
+            assert!(!opens_suggestion_fence(&suggestion(open, "x", "```", "\n")), "{open}");
+        }
+    }
+
+    #[test]
+    fn strict_fence_trailing_unicode_whitespace() {
+        // CR (GitHub's CRLF), no-break space, ideographic space, em space, tab, NEL
+        for tail in ["\r", " \r", "\u{a0}", "\u{3000}", "\u{2003}", "\t \u{a0}", "\u{85}"] {
+            let comment = format!("```suggestion{tail}\nx\n```");
+            assert!(opens_suggestion_fence(&comment), "{comment:?}");
+            assert!(opens_suggestion_fence(&format!("```suggestion:-0+1{tail}\nx\n```")), "{tail:?}");
+        }
+        // a visible character after the white space is not a suggestion fence
+        assert!(!opens_suggestion_fence("```suggestion\u{a0}x\nx\n```"));
+        // Gerrit's substring needs the LF right after the word
+        assert!(!gerrit_has_user_suggestion("```suggestion\u{a0}\nx\n```"));
+    }
+
+    #[test]
+    fn strict_fence_in_blockquote_is_not_a_suggestion() {
+        for quoted in ["> ```suggestion\n> x\n> ```", ">```suggestion\nx", "> > ~~~suggestion\r\n> > x", "  > ````suggestion\nx"] {
+            assert!(!opens_suggestion_fence(quoted), "{quoted:?}");
+            assert!(loose_suggestion_fence(quoted), "the loose selector shows it: {quoted:?}");
+        }
+        // the reply quotes the suggestion and makes one of its own: that one counts
+        assert!(opens_suggestion_fence("> ```suggestion\n> x\n> ```\nbetter:\n```suggestion\ny\n```"));
     }
 
     #[test]

@@ -40,6 +40,11 @@ def normalize(text):
     return "\n".join(l for l in (" ".join(line.split()) for line in text.split("\n")) if l)
 
 
+def target(text):
+    # Review4Repair's deletion marker "<|del|>\n" is the empty target (issue 10)
+    return "" if text.strip() == "<|del|>" else text
+
+
 def hunk(snippet):
     body = snippet.split("<|startfocus|>", 1)[1].split("<|endfocus|>", 1)[0]
     return body[1:] if body.startswith("\n") else body
@@ -50,7 +55,7 @@ half_of = {p: h for h, projects in config["halves"].items() for p in projects}
 rows = sorted(json.load(open(source)), key=lambda r: (r["written_on"], r["comment_id"]))
 seen, kept = set(), []
 for r in rows:  # no fences, Fix applied., bots or rebases in this data: only dedup removes
-    key = (normalize(hunk(r["code_snippet"])), normalize(r["target"]))
+    key = (normalize(hunk(r["code_snippet"])), normalize(target(r["target"])))
     if key not in seen:
         seen.add(key)
         kept.append(r)
@@ -67,7 +72,8 @@ for r in kept:
 train = [r for r in kept if window(r) == "train"]
 size = {h: sum(1 for r in train if half_of[r["project_name"].rstrip("_")] == h) for h in "ab"}
 quoted = {h: sum(1 for r in train if half_of[r["project_name"].rstrip("_")] == h
-                 and len(normalize(r["target"])) >= 20 and normalize(r["target"]) in normalize(r["message"]))
+                 and len(normalize(target(r["target"]))) >= 20
+                 and normalize(target(r["target"])) in normalize(r["message"]))
           for h in "ab"}
 sealed_ids = {r["comment_id"] for r in kept if window(r) == "test"}
 print(f"-- independent: kept {len(kept)} of {len(rows)}, splits {splits}, train halves {size}, quoted {quoted}")
@@ -92,6 +98,12 @@ check("target_in_comment half b (k of n)", criteria["halves"]["b"]["target_in_co
 # code_file_name carries no suffix in this dataset: one empty suffix, identical mixes
 check("language-mix ceiling (one suffix in both halves)", criteria["language_mix_ceiling"], 0.0)
 check("matched suffix", criteria["matched_suffix"], {"suffix": "", "rows_a": size["a"], "rows_b": size["b"]})
+# ... both computed on no information, and the file says so (issue 10): code_file_name is an
+# id with no suffix, and no comment opens a suggestion fence
+no_suffix = all("." not in r["code_file_name"].rsplit("/", 1)[-1].lstrip(".") for r in train)
+no_fence = not any("suggestion" in r["message"] and ("```" in r["message"] or "~~~" in r["message"]) for r in rows)
+check("criteria flagged as computed on no information",
+      criteria["no_information"], [f for f, on in (("suffix", no_suffix), ("suggested_edits", no_fence)) if on])
 check(f"manifest lists exactly the {len(sealed_ids)} sealed window ids (ids only)", set(manifest["splits"]["test"]) == sealed_ids, True)
 report = json.loads(sph("report", "criteria", "--version", "v3", "--format", "json").stdout)
 check("report criteria shows the file's size floor", report["rows"][0]["size_floor"], criteria["size_floor"])

@@ -113,6 +113,15 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
     let (mut changes, mut in_page, mut last_line) = (0u64, 0u64, 0u64);
     for_each_line(path, reader, |line, text| {
         last_line = line;
+        if text.trim() == super::gerrit_rest::XSSI_PREFIX {
+            return Err(InputError::at(
+                path,
+                Some(line),
+                None,
+                "Gerrit's REST guard line )]}': this is a REST response, not SSH query output; load it as gerrit-rest",
+            )
+            .into());
+        }
         let change: Line = parse_json(path, line, text)?;
         let err = |field: &str, msg: &str| InputError::at(path, Some(line), Some(field), msg);
         match change.kind.as_deref() {
@@ -243,6 +252,13 @@ mod tests {
     const CHANGE: &str = r#"{"project":"operations/puppet","number":416443,"url":"https://gerrit.wikimedia.org/r/416443","owner":{"name":"Gehel","email":"g@example.com","username":"gehel"},"comments":[{"timestamp":100,"reviewer":{"name":"Gehel","email":"g@example.com","username":"gehel"},"message":"Uploaded patch set 1."},{"timestamp":250,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Patch Set 2: Patch Set 1 was rebased"},{"timestamp":260,"reviewer":{"name":"jenkins-bot","email":"","username":"jenkins-bot"},"message":"Patch Set 2: Verified+2\n\nMain test build succeeded."},{"timestamp":300,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Change has been successfully merged by Gehel"}],"patchSets":[{"number":1,"createdOn":100,"kind":"REWORK"},{"number":2,"createdOn":200,"kind":"TRIVIAL_REBASE","comments":[{"file":"/COMMIT_MSG","line":7,"reviewer":{"name":"M","email":"m@example.com","username":"maurelio"},"message":"lowercase"}]}]}"#;
 
     const STATS: &str = r#"{"type":"stats","rowCount":1,"moreChanges":false}"#;
+
+    #[test]
+    fn gerrit_query_names_a_rest_response_for_what_it_is() {
+        let mut sink = |_: Example| Ok(());
+        let err = read(Path::new("r.json"), None, ")]}'\n[{\"_number\": 1}]\n".as_bytes(), &mut sink).unwrap_err().to_string();
+        assert!(err.starts_with("r.json:1:") && err.contains("load it as gerrit-rest"), "{err}");
+    }
 
     #[test]
     fn maps_patch_sets_to_examples() {

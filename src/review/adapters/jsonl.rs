@@ -48,6 +48,9 @@ struct RawComment {
     tag: Option<String>,
     #[serde(default)]
     service_account: Option<bool>,
+    /// Structured suggested fixes on the comment (a count, as Gerrit's `fix_suggestions`).
+    #[serde(default)]
+    fix_suggestions: Option<u16>,
 }
 
 /// Reads examples from `reader` (the file at `path`) and hands each to `sink`.
@@ -99,6 +102,7 @@ fn convert(path: &Path, line: u64, raw: RawExample) -> Result<Example, InputErro
             tag: c.tag,
             service_account: c.service_account,
             record: line as i64,
+            fix_suggestions: Some(c.fix_suggestions.map_or(0, i32::from)),
         });
     }
     Ok(Example {

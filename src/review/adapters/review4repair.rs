@@ -7,7 +7,8 @@
 //! `<|endfocus|>` (with `--org NAME`, every row goes to org NAME and the host becomes the
 //! project, so hosts can form registered halves); `target` = `target`; `file_path` = `code_file_name`; `patch_set` =
 //! `base_patch_number`; `created_at` = `written_on` (UTC); one comment = `message`
-//! (author unknown). Accepts the original JSON array and JSONL (one row per line, as the
+//! (author unknown). The dataset's deletion marker, the literal target `<|del|>` (the
+//! reviewer's revision deletes the commented lines), becomes the empty target `""`. Accepts the original JSON array and JSONL (one row per line, as the
 //! benchmark's replicated file).
 
 use super::{Sink, parse_json, timestamp_field};
@@ -20,6 +21,14 @@ use std::path::Path;
 
 const FOCUS_START: &str = "<|startfocus|>";
 const FOCUS_END: &str = "<|endfocus|>";
+/// Review4Repair's target for a deleted hunk (425 of the 2,961 rows of `test_100.json`).
+pub const DELETED_TARGET: &str = "<|del|>";
+
+/// The target an example gets from a Review4Repair `target`: `""` for the deletion
+/// marker [`DELETED_TARGET`] (surrounding white space ignored), the text unchanged otherwise.
+pub fn target_of(raw: &str) -> &str {
+    if raw.trim() == DELETED_TARGET { "" } else { raw }
+}
 
 #[derive(Debug, Deserialize)]
 struct Row {
@@ -111,7 +120,7 @@ fn convert(path: &Path, org: Option<&str>, line: u64, prefix: &str, record: i64,
         patch_set: Some(row.base_patch_number),
         file_path: Some(row.code_file_name),
         hunk: Some(hunk.to_string()),
-        target: Some(row.target),
+        target: Some(target_of(&row.target).to_string()),
         created_at,
         revision_kind: None,
         predecessor_id: None,
@@ -125,6 +134,7 @@ fn convert(path: &Path, org: Option<&str>, line: u64, prefix: &str, record: i64,
             tag: None,
             service_account: None,
             record,
+            fix_suggestions: None,
         }],
     })
 }
@@ -191,6 +201,17 @@ mod tests {
         assert!(err.starts_with("r.json:5: field `[2].base_patch_number`"), "{err}");
         let err = run(&format!("\n\n{ROW}\n{bad}\n")).unwrap_err();
         assert!(err.starts_with("r.json:4: field `base_patch_number`"), "{err}");
+    }
+
+    #[test]
+    fn review4repair_deletion_marker_is_the_empty_target() {
+        let deleted = ROW.replace(r#""target":"    return LIMIT;\n""#, r#""target":"<|del|>""#);
+        let kept = run(&format!("[{ROW}, {}]", deleted.replace("0153d955_343a7abc", "second"))).unwrap();
+        assert_eq!(kept[0].target.as_deref(), Some("    return LIMIT;\n"));
+        assert_eq!(kept[1].target.as_deref(), Some(""));
+        assert_eq!(target_of(" <|del|>\n"), "");
+        // the marker inside other text is text
+        assert_eq!(target_of("x = '<|del|>'"), "x = '<|del|>'");
     }
 
     #[test]

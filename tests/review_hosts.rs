@@ -1,0 +1,291 @@
+//! Issue 10: the review corpus against what review hosts really write — the versioned
+//! suggestion rule and what a rule change moves, examples without a target, criteria
+//! computed on no information. Small inputs written here; figures worked out by hand.
+
+use duckdb::Connection;
+use sphragis::ingest::InputKind;
+use sphragis::review::load::load;
+use sphragis::review::refine::{RefineOptions, Rule, refine};
+use sphragis::review::splits;
+use std::path::{Path, PathBuf};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sphragis-hosts-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review")
+}
+
+fn opts(version: &str, base: Option<&str>) -> RefineOptions {
+    RefineOptions { version: version.into(), base: base.map(String::from), rules: Rule::ALL.to_vec(), min_target_chars: 20 }
+}
+
+/// One example line of sphragis's own format with one comment.
+fn example(id: &str, created: &str, message: &str, target: &str) -> String {
+    serde_json::json!({
+        "example_id": id, "org": "gh", "project": "p", "file_path": "a.rs",
+        "hunk": format!("let {id} = 0;\n"), "target": target, "created_at": created,
+        "comments": [{"comment_id": format!("{id}-c"), "author_id": "7", "message": message}],
+    })
+    .to_string()
+}
+
+fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let n = stmt.column_count();
+    stmt.query_row([], |r| (0..n).map(|i| r.get::<_, i64>(i)).collect::<Result<Vec<_>, _>>()).unwrap()
+}
+
+/// Four examples: a three-backtick suggestion (fence-1 and fence-2), a four-backtick one
+/// with CRLF (fence-2 only), a GitLab range (fence-2 only), a plain comment.
+fn four_examples(dir: &Path) -> Connection {
+    let lines = [
+        example("e1", "2024-01-01T00:00:00Z", "```suggestion\nlet e1 = 1;\n```", "let e1 = 1;\n"),
+        example("e2", "2024-01-02T00:00:00Z", "````suggestion\r\n```\r\nx\r\n```\r\n````", "let e2 = 2;\n"),
+        example("e3", "2024-01-03T00:00:00Z", "```suggestion:-0+1\nlet e3 = 3;\n```", "let e3 = 3;\n"),
+        example("e4", "2024-01-04T00:00:00Z", "why zero?", "let e4 = 4;\n"),
+    ];
+    let path = dir.join("gh.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap();
+    conn
+}
+
+#[test]
+fn suggestion_rule_version_is_recorded_and_a_rule_change_is_a_new_version() {
+    let dir = scratch("rule-version");
+    let conn = four_examples(&dir);
+    refine(&conn, &opts("old", None)).unwrap();
+    let rule: String =
+        conn.query_row("select suggestion_rule from corpus_versions where version = 'old'", [], |r| r.get(0)).unwrap();
+    assert_eq!(rule, sphragis::rules::fence::SUGGESTION_RULE);
+    assert_eq!(rule, "fence-2");
+    // e1, e2, e3 are suggested edits under fence-2
+    assert_eq!(ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'old' and org = 'gh'"), vec![3, 1]);
+
+    // make `old` what sphragis 0.1 (fence-1) stored: only e1's three-backtick fence counted
+    conn.execute_batch(
+        "update corpus_versions set suggestion_rule = 'fence-1' where version = 'old';
+         update refine_examples set suggested_edit = false, fence_strict = null, removed_reason = null, kept = true
+          where version = 'old' and example_id in ('e2', 'e3');",
+    )
+    .unwrap();
+    // re-refining it under fence-2 would change its figures in place: refused
+    let err = refine(&conn, &opts("old", None)).unwrap_err().to_string();
+    assert!(err.contains("refined with suggestion rule fence-1") && err.contains("applies fence-2"), "{err}");
+    // a new version beside it, reconciled against it: the rule change moves e2 and e3
+    refine(&conn, &opts("new", Some("old"))).unwrap();
+    let cols = "base_kept, removed, removed_by_new_rules, removed_by_changed_rules, resurrected, added, kept";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from reconciliation_v1 where version = 'new' and org = 'gh'")),
+        vec![3, 2, 0, 2, 0, 0, 1]
+    );
+    let (reconciles, from, to): (bool, String, String) = conn
+        .query_row(
+            "select reconciles, suggestion_rule_base, suggestion_rule from reconciliation_v1 where version = 'new'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((reconciles, from.as_str(), to.as_str()), (true, "fence-1", "fence-2"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn fences_report_counts_structured_suggestions_apart() {
+    let dir = scratch("structured");
+    let mut lines: Vec<String> = Vec::new();
+    // s1: a structured fix only; s2: a structured fix and a fence; s3: a blockquoted fence
+    for (id, message, fixes) in
+        [("s1", "see the fix", 1), ("s2", "```suggestion\nlet s2 = 1;\n```", 2), ("s3", "> ```suggestion\n> x\n> ```", 0)]
+    {
+        let mut v: serde_json::Value = serde_json::from_str(&example(id, "2024-01-01T00:00:00Z", message, "t\n")).unwrap();
+        if fixes > 0 {
+            v["comments"][0]["fix_suggestions"] = fixes.into();
+        }
+        lines.push(v.to_string());
+    }
+    let path = dir.join("s.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v1", None)).unwrap();
+    let cols = "examples, suggested_edit, strict, structured, structured_only, gerrit_substring, loose, loose_not_strict";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from fence_agreement_v1 where version = 'v1' and org = 'gh'")),
+        vec![3, 2, 1, 2, 1, 2, 2, 1]
+    );
+    assert_eq!(ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'v1' and org = 'gh'"), vec![2, 1]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn target_in_comment_does_not_judge_examples_without_a_target() {
+    // Gerrit query output holds no code: its examples have no target
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let dir = scratch("no-target");
+    let change = serde_json::json!({
+        "project": "p", "number": 7, "url": "https://gerrit.example.org/7",
+        "patchSets": [{"number": 1, "createdOn": 1700000000, "kind": "REWORK",
+                       "comments": [{"file": "a.py", "line": 3, "reviewer": {"username": "ann"}, "message": "nit"}]}],
+        "comments": [],
+    });
+    let path = dir.join("q.json");
+    std::fs::write(&path, format!("{change}\n{{\"type\":\"stats\",\"rowCount\":1}}\n")).unwrap();
+    load(&conn, InputKind::GerritQuery, &path, None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v1", None)).unwrap();
+    let q = |org: &str| {
+        ints(
+            &conn,
+            &format!(
+                "select examples, not_judged_no_target, not_judged_suggested_edit, judged, target_in_comment \
+                 from target_in_comment_v1 where version = 'v1' and org = '{org}'"
+            ),
+        )
+    };
+    assert_eq!(q("example"), vec![1, 1, 0, 0, 0]);
+    let share: Option<f64> = conn
+        .query_row("select share from target_in_comment_v1 where version = 'v1' and org = 'example'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(share, None, "no judged example: no share, not 0");
+    // the samples' figures stand (tests/review_samples.rs target_in_comment_counts):
+    // wikimedia 12 built, all with a target, 4 suggested edits, 8 judged, 3 quoted
+    assert_eq!(q("wikimedia"), vec![12, 0, 4, 8, 3]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn criteria_flag_a_mix_computed_on_no_suffix() {
+    let dir = scratch("no-suffix");
+    std::fs::copy(samples().join("orgs.json"), dir.join("orgs.json")).unwrap();
+    // the openstack samples with file names that carry no suffix (as Review4Repair's ids)
+    let text = std::fs::read_to_string(samples().join("openstack.jsonl")).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["file_path"] = format!("file_{i}").into();
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("bare.jsonl"), lines.join("\n") + "\n").unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("with", None)).unwrap();
+    splits::compute(&conn, "with", Some("openstack")).unwrap();
+    let c = splits::criteria(&conn, "with", "openstack").unwrap();
+    assert_eq!(c["no_information"], serde_json::json!([]), "suffixes, times, a suggested edit and targets: all there");
+
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &dir.join("bare.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("bare", None)).unwrap();
+    splits::compute(&conn, "bare", Some("openstack")).unwrap();
+    let c = splits::criteria(&conn, "bare", "openstack").unwrap();
+    assert_eq!(c["language_mix_ceiling"], 0.0);
+    assert_eq!(c["matched_suffix"]["suffix"], "");
+    assert_eq!(c["no_information"], serde_json::json!(["suffix"]));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Loads the hand-written Gerrit REST sample (`data-samples/review/gerrit-rest/`, see its
+/// PROVENANCE.md) as org `demo` and refines it with every rule.
+fn gerrit_rest_sample(dir: &Path, bom: bool) -> Connection {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    for name in ["changes.json", "4711-comments.json"] {
+        let mut bytes = if bom { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
+        bytes.extend(std::fs::read(samples().join("gerrit-rest").join(name)).unwrap());
+        std::fs::write(dir.join(name), bytes).unwrap();
+        load(&conn, InputKind::GerritRest, &dir.join(name), Some("demo"), &mut |_| {}).unwrap();
+    }
+    refine(&conn, &opts("v1", None)).unwrap();
+    conn
+}
+
+#[test]
+fn gerrit_rest_fix_suggestions_service_users_and_host_messages() {
+    let dir = scratch("rest");
+    let conn = gerrit_rest_sample(&dir, false);
+    // 7 examples: patch sets 1, 2, 3 of change 4711 (change messages) and threads c1, c3,
+    // c4, c5 (inline comments). Patch set 1 holds only Gerrit's "Uploaded patch set 1."
+    // and thread c4 only the SERVICE_USER's comment: service_account. Patch set 3 is a
+    // TRIVIAL_REBASE: rebase_successor. c1 (fix_suggestions) and c3 (~~~suggestion):
+    // suggested_edit. Kept: patch set 2 (bo's message) and c5 (a quoted fence).
+    let cols = "built, removed_service_account, removed_rebase_successor, removed_suggested_edit, removed_applied_fix, \
+                removed_duplicate, kept, service_comments, service_comments_dropped, host_messages, host_messages_dropped";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from refine_removals_v1 where version = 'v1' and org = 'demo'")),
+        vec![7, 2, 1, 2, 0, 0, 2, 2, 2, 3, 3]
+    );
+    // fences: structured c1 apart from fenced c3; c5's quoted fence is Gerrit's and loose only
+    let cols = "suggested_edit, strict, structured, structured_only, gerrit_substring, loose, strict_not_gerrit, \
+                gerrit_not_strict, loose_not_strict";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from fence_agreement_v1 where version = 'v1' and org = 'demo'")),
+        vec![2, 1, 1, 1, 1, 2, 1, 1, 1]
+    );
+    let kept: Vec<String> = conn
+        .prepare("select example_id from refine_examples where version = 'v1' and kept order by 1")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(kept, ["demo:4711:2", "demo:4711:3:c5"]);
+    // no target in a REST response: nothing judged for target_in_comment
+    assert_eq!(
+        ints(&conn, "select not_judged_no_target, judged from target_in_comment_v1 where version = 'v1' and org = 'demo'"),
+        vec![7, 0]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn gerrit_rest_accepts_a_utf8_bom() {
+    let dir = scratch("rest-bom");
+    let conn = gerrit_rest_sample(&dir, true);
+    assert_eq!(ints(&conn, "select count(*), count(*) filter (where kept) from refine_examples where version = 'v1'"), vec![7, 2]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn examples_show_the_prompt_comments_and_a_real_json_stamp() {
+    let dir = scratch("examples");
+    let db = dir.join("x.duckdb");
+    let conn = sphragis::db::open(&db).unwrap();
+    load(&conn, InputKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("v3", None)).unwrap();
+    splits::compute(&conn, "v3", Some("openstack")).unwrap();
+    let table = splits::examples(&conn, "v3", "openstack", "pilot", false).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
+    assert_eq!(json["kind"], "view");
+    assert_eq!(json["name"], "split_examples_v1");
+    assert_eq!(json["filter"], "version = 'v3' and org = 'openstack' and split = 'pilot'");
+    // the one pilot example (tests/review_splits.rs criteria_by_hand: pilot 1) and its comment
+    let rows = json["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["example_id"], "os-830001-p1");
+    assert_eq!(rows[0]["comments"], 1);
+    let prompt = rows[0]["prompt"].as_str().unwrap();
+    assert!(prompt.contains("This is too chatty for info level."), "{prompt}");
+    // the sealed window needs --unseal
+    let err = splits::examples(&conn, "v3", "openstack", "test", false).unwrap_err().to_string();
+    assert!(err.contains("opens only with --unseal"), "{err}");
+    drop(conn);
+    // the stamp's query answers the same in a stock DuckDB connection (no sphragis functions)
+    let stock = Connection::open(&db).unwrap();
+    let n: i64 = stock
+        .query_row(&format!("select count(*) from ({})", json["query"].as_str().unwrap()), [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+    std::fs::remove_dir_all(dir).unwrap();
+}
