@@ -3,6 +3,7 @@
 -- DuckDB client calls `select * from example_moves_v1('v2', 'v3')`). Ids and verdicts
 -- only, never content, so sealed examples are listed like any other.
 -- Parameters: version_a VARCHAR (from); version_b VARCHAR (to).
+-- Grain key: example_id.
 -- Grain: one row per example in either version that moved.
 -- Columns: version_a; version_b; org; example_id;
 --   status_a, status_b ('kept', the removing rule, or '(absent)' when the version did not

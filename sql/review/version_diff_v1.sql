@@ -2,6 +2,7 @@
 -- (`sphragis diff --version A --version B`; a stock DuckDB client calls
 -- `select * from version_diff_v1('v2', 'v3')`).
 -- Parameters: version_a VARCHAR (the earlier, "from"); version_b VARCHAR (the later, "to").
+-- Grain key: org.
 -- Grain: one row per org present in either version, plus one row with org = '(all)'.
 -- Columns (counts of examples):
 --   built_a, built_b (examples each version judged); kept_a, kept_b;

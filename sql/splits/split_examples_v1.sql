@@ -1,4 +1,5 @@
 -- split_examples_v1: the examples of each split with their prompt (for `sphragis examples`).
+-- Grain key: version, example_id.
 -- Grain: one row per (version, example) placed by a split (review_splits); version, org,
 -- split select one split's examples.
 -- Columns: version; org; split; example_id; project; file_path; created_at (UTC); half;

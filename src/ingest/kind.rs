@@ -105,7 +105,7 @@ impl InputKind {
     pub fn record_noun(self) -> &'static str {
         match self {
             Self::Examples | Self::Review4Repair | Self::Tufano2021 => "examples",
-            Self::GerritQuery => "records",
+            Self::GerritQuery | Self::GerritRest => "records",
             Self::Orgs => "orgs",
             Self::Labels => "labels",
             Self::Views => "views",
