@@ -40,7 +40,8 @@
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
 //!   (service accounts, windows, halves), refine into corpus versions, splits, freeze and
 //!   `verify --reproduce` ([`review::freeze`]), the sealed window's companion database
-//!   ([`review::sealed`]), label-audit items.
+//!   ([`review::sealed`]), label-audit items, and `diff` between two versions
+//!   ([`review::diff`]).
 //! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
 //!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
 //!   SHA-256, arguments, filter and the exact query.

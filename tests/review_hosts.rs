@@ -289,3 +289,51 @@ fn examples_show_the_prompt_comments_and_a_real_json_stamp() {
     assert_eq!(n, 1);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn diff_against_another_database_file() {
+    let dir = scratch("diff-files");
+    // this file: the four examples, all rules; the other: the same examples plus a fifth,
+    // refined without the suggestion rule
+    let this = dir.join("this.duckdb");
+    {
+        let conn = sphragis::db::open(&this).unwrap();
+        let path = dir.join("gh.jsonl");
+        let lines = [
+            example("e1", "2024-01-01T00:00:00Z", "```suggestion\nlet e1 = 1;\n```", "let e1 = 1;\n"),
+            example("e4", "2024-01-04T00:00:00Z", "why zero?", "let e4 = 4;\n"),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap();
+        refine(&conn, &opts("v3", None)).unwrap();
+    }
+    let other = dir.join("other.duckdb");
+    {
+        let conn = sphragis::db::open(&other).unwrap();
+        let path = dir.join("gh2.jsonl");
+        let lines = [
+            example("e1", "2024-01-01T00:00:00Z", "```suggestion\nlet e1 = 1;\n```", "let e1 = 1;\n"),
+            example("e4", "2024-01-04T00:00:00Z", "why zero?", "let e4 = 4;\n"),
+            example("e5", "2024-01-05T00:00:00Z", "and here?", "let e5 = 5;\n"),
+        ];
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap();
+        let rules = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
+        refine(&conn, &RefineOptions { rules, ..opts("v3", None) }).unwrap();
+    }
+    // v3 here keeps e4 (e1 is a suggested edit); v3 there keeps e1, e4, e5:
+    // 1 - 0 removed + 1 resurrected (e1) + 1 added (e5) = 3
+    let table = sphragis::review::diff::diff_files(&this, "v3", &other, "v3", false).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
+    let all = json["rows"].as_array().unwrap().iter().find(|r| r["org"] == "(all)").unwrap().clone();
+    let got: Vec<i64> = ["kept_a", "kept_b", "removed", "resurrected", "added", "dropped"]
+        .iter()
+        .map(|k| all[*k].as_i64().unwrap())
+        .collect();
+    assert_eq!(got, vec![1, 3, 0, 1, 1, 0]);
+    assert_eq!(all["reconciles"], true);
+    assert_eq!(json["arguments"], "'this:v3', 'other:v3'");
+    let err = sphragis::review::diff::diff_files(&this, "v3", &other, "v9", false).unwrap_err().to_string();
+    assert!(err.contains("version v9 does not exist in this file"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -208,6 +208,7 @@ fn every_view_answers_without_sphragis_functions() {
                 "sft_weight_projection_at_v1" => format!("{name}([1.0])"),
                 "sft_budget_at_v1" => format!("{name}([8], [100])"),
                 "sft_truncation_at_v1" | "sft_truncation_views_at_v1" => format!("{name}([8192], 'right')"),
+                "version_diff_at_v1" | "example_moves_at_v1" => format!("{name}('v2', 'v3')"),
                 other => panic!("macro {other}: add its arguments here"),
             },
             other => panic!("{name}: unknown kind {other}"),
@@ -270,14 +271,14 @@ fn diff_between_versions_reconciles_with_reconciliation() {
     // gets wm-902001-2-b back (a v2 duplicate whose earlier twin v3 removes): 9 - 5 + 1 = 5;
     // qt loses its 2 suggested edits: 5 - 2 = 3.
     let cols = "built_a, built_b, kept_a, kept_b, removed, resurrected, added, dropped, reason_changed, split_moved";
-    let q = |org: &str| ints(&conn, &format!("select {cols} from version_diff_v1('v2', 'v3') where org = '{org}'"));
+    let q = |org: &str| ints(&conn, &format!("select {cols} from version_diff_at_v1('v2', 'v3') where org = '{org}'"));
     assert_eq!(q("wikimedia"), vec![12, 12, 9, 5, 5, 1, 0, 0, 0, 0]);
     assert_eq!(q("qt"), vec![6, 6, 5, 3, 2, 0, 0, 0, 0, 0]);
     assert_eq!(q("(all)"), vec![18, 18, 14, 8, 7, 1, 0, 0, 0, 0]);
     // the same counts as reconciliation_v1 of v3 (whose base is v2), summed over windows
     let mismatches = ints(
         &conn,
-        "select count(*) from version_diff_v1('v2', 'v3') as d
+        "select count(*) from version_diff_at_v1('v2', 'v3') as d
          join (select org, sum(removed) as removed, sum(resurrected) as resurrected, sum(added) as added,
                       sum(base_kept) as base_kept, sum(kept) as kept
                from reconciliation_v1 where version = 'v3' group by org) as r using (org)
@@ -289,12 +290,12 @@ fn diff_between_versions_reconciles_with_reconciliation() {
     let moves = ints(
         &conn,
         "select count(*), count(*) filter (where move = 'removed'), count(*) filter (where move = 'resurrected')
-         from example_moves_v1('v2', 'v3')",
+         from example_moves_at_v1('v2', 'v3')",
     );
     assert_eq!(moves, vec![8, 7, 1]);
     let (status_a, status_b): (String, String) = conn
         .query_row(
-            "select status_a, status_b from example_moves_v1('v2', 'v3') where example_id = 'wm-902001-2-b'",
+            "select status_a, status_b from example_moves_at_v1('v2', 'v3') where example_id = 'wm-902001-2-b'",
             [],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
@@ -302,7 +303,7 @@ fn diff_between_versions_reconciles_with_reconciliation() {
     assert_eq!((status_a.as_str(), status_b.as_str()), ("duplicate", "kept"));
     let table = sphragis::review::diff::diff(&conn, "v2", "v3", false).unwrap();
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
-    assert_eq!((json["kind"].as_str(), json["name"].as_str()), (Some("macro"), Some("version_diff_v1")));
+    assert_eq!((json["kind"].as_str(), json["name"].as_str()), (Some("macro"), Some("version_diff_at_v1")));
     assert_eq!(json["arguments"], "'v2', 'v3'");
     assert!(sphragis::review::diff::diff(&conn, "v2", "v9", false).unwrap_err().to_string().contains("v9 does not exist"));
 }

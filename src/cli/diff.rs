@@ -8,6 +8,10 @@ pub struct Args {
     /// The two versions, from and to: `--version v2 --version v3`.
     #[arg(long = "version", value_name = "NAME", num_args = 1, required = true)]
     pub versions: Vec<String>,
+    /// Compare the first version in this database with the second version in FILE (a
+    /// database made from other inputs); both files are only read.
+    #[arg(long, value_name = "FILE")]
+    pub against: Option<std::path::PathBuf>,
     /// List every example that moved (verdict, split or half) instead of the per-org counts.
     #[arg(long)]
     pub examples: bool,
@@ -23,8 +27,10 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
             exit_code: 2,
         });
     };
-    let conn = crate::db::open_read_only(db)?;
-    let table = crate::review::diff::diff(&conn, a, b, args.examples)?;
+    let table = match &args.against {
+        Some(other) => crate::review::diff::diff_files(db, a, other, b, args.examples)?,
+        None => crate::review::diff::diff(&crate::db::open_read_only(db)?, a, b, args.examples)?,
+    };
     super::out!("{}", crate::report::render(&table, args.format.into())?)?;
     Ok(())
 }

@@ -54,7 +54,7 @@ pub enum Command {
     Examples(splits::ExamplesArgs),
     /// Compare two corpus versions: per org removed, resurrected, added, dropped and moved
     /// between splits and halves (reconciled), or with --examples every example that moved;
-    /// stamped with the table macro version_diff_v1 / example_moves_v1 and its arguments.
+    /// stamped with the table macro version_diff_at_v1 / example_moves_at_v1 and its arguments.
     Diff(diff::Args),
     /// Print or export report views (table, CSV, JSON), each stamped with the view or table
     /// macro, arguments and query that produced its rows.

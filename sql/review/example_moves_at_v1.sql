@@ -1,6 +1,6 @@
--- example_moves_v1(version_a, version_b): the examples whose verdict, split or half differs
+-- example_moves_at_v1(version_a, version_b): the examples whose verdict, split or half differs
 -- between two corpus versions (`sphragis diff --version A --version B --examples`; a stock
--- DuckDB client calls `select * from example_moves_v1('v2', 'v3')`). Ids and verdicts
+-- DuckDB client calls `select * from example_moves_at_v1('v2', 'v3')`). Ids and verdicts
 -- only, never content, so sealed examples are listed like any other.
 -- Parameters: version_a VARCHAR (from); version_b VARCHAR (to).
 -- Grain key: example_id.
@@ -13,7 +13,7 @@
 --   'new_removed' (absent -> a rule), 'gone_removed' (a rule -> absent), 'reason' (removed
 --   by both under different rules), 'split' (kept by both, other split), 'half' (kept by
 --   both, same split, other registered half).
-create or replace macro example_moves_v1(version_a varchar, version_b varchar) as table
+create or replace macro example_moves_at_v1(version_a varchar, version_b varchar) as table
 with a as (
     select r.example_id, r.org, r.kept, coalesce(r.removed_reason, 'kept') as status, s.split, s.half
     from refine_examples as r

@@ -1,6 +1,6 @@
--- version_diff_v1(version_a, version_b): what changed between two corpus versions, per org
+-- version_diff_at_v1(version_a, version_b): what changed between two corpus versions, per org
 -- (`sphragis diff --version A --version B`; a stock DuckDB client calls
--- `select * from version_diff_v1('v2', 'v3')`).
+-- `select * from version_diff_at_v1('v2', 'v3')`).
 -- Parameters: version_a VARCHAR (the earlier, "from"); version_b VARCHAR (the later, "to").
 -- Grain key: org.
 -- Grain: one row per org present in either version, plus one row with org = '(all)'.
@@ -15,7 +15,7 @@
 --   reconciles (kept_a - removed + resurrected + added - dropped = kept_b).
 -- When A is B's base version, removed, resurrected and added equal reconciliation_v1's
 -- for B summed over windows.
-create or replace macro version_diff_v1(version_a varchar, version_b varchar) as table
+create or replace macro version_diff_at_v1(version_a varchar, version_b varchar) as table
 with a as (
     select r.example_id, r.org, r.kept, r.removed_reason, s.split, s.half, s.example_id is not null as in_split
     from refine_examples as r
