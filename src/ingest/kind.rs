@@ -59,11 +59,14 @@ pub enum InputKind {
     Manifest,
     /// Evaluator samples database (SQLite; its bytes are hashed and opened in memory).
     Samples,
+    /// An evaluation run: `load run NAME --model M FILES/DIRS...` — trajectories,
+    /// per-instance and run-level reports, batch exit statuses (docs/formats.md).
+    Run,
 }
 
 impl InputKind {
     /// Every kind, in the order `load --help` lists them.
-    pub const ALL: [InputKind; 12] = [
+    pub const ALL: [InputKind; 13] = [
         Self::Examples,
         Self::Review4Repair,
         Self::Tufano2021,
@@ -76,6 +79,7 @@ impl InputKind {
         Self::Pools,
         Self::Manifest,
         Self::Samples,
+        Self::Run,
     ];
 
     /// The name used on the command line and in `ingest_log.kind`.
@@ -93,6 +97,7 @@ impl InputKind {
             Self::Pools => "pools",
             Self::Manifest => "manifest",
             Self::Samples => "samples",
+            Self::Run => "run",
         }
     }
 
@@ -118,6 +123,7 @@ impl InputKind {
             Self::Pools => "pools/1",
             Self::Manifest => "manifest/1",
             Self::Samples => "samples/1",
+            Self::Run => "run/1",
         }
     }
 
@@ -125,7 +131,8 @@ impl InputKind {
     pub fn reload(self) -> Reload {
         match self {
             Self::Orgs | Self::Pools | Self::Manifest => Reload::Reapplied,
-            Self::Outcomes => Reload::BoundToPath,
+            // a run's report.json names its instance by its folder, like outcomes
+            Self::Outcomes | Self::Run => Reload::BoundToPath,
             _ => Reload::Skipped,
         }
     }
