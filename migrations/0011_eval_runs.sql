@@ -4,7 +4,7 @@
 -- trajectories live here, not in sft_trajectories: the same instance appears in many runs.
 
 -- One row per run.
-create table eval_runs (
+create table eval_run_specs (
     run        varchar primary key,    -- the name given to `load run NAME`
     model      varchar not null,
     harness    varchar,                -- e.g. 'mini-swe-agent 1.15.0' (null: not given)
@@ -26,7 +26,7 @@ create table eval_trajectories (
     long_repetition         boolean not null,  -- an assistant text or thinking body >= 3,000 chars, zlib ratio < 0.1
     length_finishes         integer not null,  -- model responses recorded with finish_reason 'length'
     token_limit             boolean not null,  -- length_finishes > 0 or an exit status naming the context window
-    runaway                 boolean not null,  -- >= eval_runs.runaway_n assistant turns before any edit
+    runaway                 boolean not null,  -- >= eval_run_specs.runaway_n assistant turns before any edit
     pass_after_last_edit    boolean not null,  -- the last passing test run follows the last file write
     declared_resolved       boolean,           -- the trajectory file's own resolved flag (null: none)
     file_id                 integer not null,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// What a run is, as given to `load run`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunSpec {
-    /// The run's name (`eval_runs.run`).
+    /// The run's name (`eval_run_specs.run`).
     pub name: String,
     pub model: String,
     pub harness: Option<String>,
@@ -76,13 +76,13 @@ pub fn check_spec(conn: &Connection, spec: &RunSpec) -> Result<()> {
         if other == &spec.name {
             bail!("run {} cannot continue itself", spec.name);
         }
-        let known: i64 = conn.query_row("select count(*) from eval_runs where run = ?", [other], |r| r.get(0))?;
+        let known: i64 = conn.query_row("select count(*) from eval_run_specs where run = ?", [other], |r| r.get(0))?;
         if known == 0 {
             bail!("run {} continues {other}, which is not loaded: load {other} first", spec.name);
         }
     }
     let was: Option<(String, Option<String>, Option<String>, i32)> = conn
-        .query_row("select model, harness, continues, runaway_n from eval_runs where run = ?", [&spec.name], |r| {
+        .query_row("select model, harness, continues, runaway_n from eval_run_specs where run = ?", [&spec.name], |r| {
             Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
         })
         .optional()?;
@@ -121,7 +121,7 @@ pub fn load_file(conn: &Connection, spec: &RunSpec, path: &Path) -> Result<LoadO
         let text = input.read_text()?;
         let read = files::read(path, &text)?;
         conn.execute(
-            "insert into eval_runs (run, model, harness, continues, runaway_n) values (?, ?, ?, ?, ?) on conflict do nothing",
+            "insert into eval_run_specs (run, model, harness, continues, runaway_n) values (?, ?, ?, ?, ?) on conflict do nothing",
             params![spec.name, spec.model, spec.harness, spec.continues, spec.runaway_turns as i32],
         )?;
         store(conn, spec, file_id, path, read).with_context(|| path.display().to_string())
