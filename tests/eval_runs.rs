@@ -272,8 +272,7 @@ fn load_run_refuses_a_file_of_another_run_a_second_trajectory_and_a_changed_spec
     // the same file into another run
     let err = load_run(&conn, &spec("two", "m", None), &[traj]).unwrap_err().to_string();
     assert!(err.contains("already loaded into run one"), "{err}");
-    // another trajectory of the same instance into the same run (ft1's copy has other bytes? no:
-    // use ft2's late-edit trajectory of e against base's e)
+    // another trajectory of the same instance into the same run (ft2's e has other bytes than base's e)
     load_run(&conn, &spec("one", "m", None), &[base.join("trajs/demo__e-5.traj.json")]).unwrap();
     let err = format!("{:#}", load_run(&conn, &spec("one", "m", None), &[samples().join("ft2/trajs/demo__e-5.traj.json")]).unwrap_err());
     assert!(err.contains("run one already has a trajectory of demo__e-5"), "{err}");
