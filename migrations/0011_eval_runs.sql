@@ -19,7 +19,7 @@ create table eval_trajectories (
     instance_id             varchar not null,
     source                  varchar not null,  -- trajectory format (sft_trajectories.source values)
     exit_status             varchar,           -- as the trajectory records it (null: none recorded)
-    finish                  varchar not null,  -- natural / limit / error / cut_off
+    finish                  varchar not null,  -- natural / limit / error / cut_off (src/eval/symptoms.rs)
     assistant_turns         integer not null,
     turns_before_first_edit integer,           -- assistant turns before the first editing turn (null: no edit)
     git_history_commands    integer not null,  -- shell commands running git log/show/blame/rev-list/reflog

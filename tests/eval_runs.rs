@@ -23,6 +23,11 @@ use sphragis::eval::load::{RunSpec, check_spec, expand, load_file};
 use sphragis::ingest::LoadOutcome;
 use std::path::{Path, PathBuf};
 
+/// `$SPHRAGIS_SHARED` (CI) or `../shared` beside the repository.
+fn shared() -> PathBuf {
+    std::env::var_os("SPHRAGIS_SHARED").map(Into::into).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
 fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/runs")
 }
@@ -317,7 +322,7 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
 #[test]
 #[ignore = "needs ../shared/data"]
 fn real_gemini_run_371_of_500_and_the_43_reports_agree() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/sft/mini-swe-agent-gemini3pro");
+    let root = shared().join("data/sft/mini-swe-agent-gemini3pro");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let s = RunSpec {
         name: "gemini3pro".into(),
@@ -343,5 +348,57 @@ fn real_gemini_run_371_of_500_and_the_43_reports_agree() {
     assert_eq!(
         one(&conn, "select k, instances from eval_symptoms_v1 where symptom = 'git_history_query'"),
         ["3", "django__django-13513 django__django-14122 sympy__sympy-13031"]
+    );
+}
+
+/// The outcome order of eval_instances_v1 (per-instance report, then run-level list, then
+/// the trajectory's own flag), on rows written directly: the view alone is under test.
+#[test]
+fn eval_instances_prefers_instance_reports_then_lists_then_trajectory_flags() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    conn.execute_batch(
+        "insert into eval_run_specs (run, model, runaway_n) values ('r', 'm', 30);
+         insert into eval_outcomes values
+           ('r', 'x', 'unresolved', 'trajectory', 1), ('r', 'x', 'resolved', 'sb-cli-run', 2),
+           ('r', 'y', 'resolved', 'trajectory', 1), ('r', 'y', 'error', 'sb-cli-run', 2), ('r', 'y', 'unresolved', 'swebench-report', 3),
+           ('r', 'z', 'resolved', 'trajectory', 4);",
+    )
+    .unwrap();
+    assert_eq!(
+        rows(&conn, "select instance_id, outcome, outcome_sources, sources_agree from eval_instances_v1 order by instance_id")
+            .iter()
+            .map(|r| r.join(" "))
+            .collect::<Vec<_>>(),
+        ["x resolved 2 false", "y unresolved 3 false", "z resolved 1 "]
+    );
+}
+
+/// Trajectories of every other real format in one run: SWE-agent `.traj` (exit status
+/// `submitted`), nebius rows (`exit_status`, `target` as the declared outcome), OpenHands
+/// rows (no exit status: `finish` calls end 4 of 5; MONAI-3715_4 ends on an edit: cut off),
+/// SWE-smith rows (no exit status; all 5 end on `<function=submit>`).
+#[test]
+#[ignore = "needs ../shared/data"]
+fn real_other_formats_finish_and_declared_outcomes() {
+    let sft = shared().join("data/sft");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let paths = [
+        sft.join("swe-agent/tests/test_data/trajectories"),
+        sft.join("nebius-swe-agent-trajectories/sample_raw.json"),
+        sft.join("swe-gym-openhands-trajectories/sample_raw.json"),
+        sft.join("swe-smith-trajectories/sample_raw.json"),
+    ];
+    load_run(&conn, &spec("other", "mixed", None), &paths).unwrap();
+    assert_eq!(
+        rows(&conn, "select source, finish, count(*), count(*) filter (where declared_resolved) from eval_trajectories \
+                     group by all order by all")
+            .iter()
+            .map(|r| r.join(" "))
+            .collect::<Vec<_>>(),
+        ["nebius natural 5 5", "openhands cut_off 1 1", "openhands natural 4 4", "swe-agent natural 1 0", "swe-smith natural 5 5"]
+    );
+    assert_eq!(
+        one(&conn, "select trajectories, n, resolved, explicit_outcomes, no_outcome, natural_finishes, cut_off from eval_runs_v1"),
+        ["16", "15", "15", "15", "1", "15", "1"]
     );
 }

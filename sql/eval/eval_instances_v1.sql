@@ -41,7 +41,7 @@ explicit as (
         instance_id,
         count(*) as sources,
         count(distinct status = 'resolved') as verdicts,
-        arg_min(status, priority * 1000000000 + file_id) as status,
+        arg_min(status, [priority, file_id]) as status,
         string_agg(distinct shape, ',' order by shape) as shapes
     from ranked_outcomes
     group by run, instance_id

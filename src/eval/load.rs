@@ -2,7 +2,7 @@
 //! `run`, options `{"run": NAME}`), written to the `eval_*` tables.
 
 use super::files::{self, RunFile, batch_time};
-use super::symptoms::{exit_names_token_limit, finish_of, verdicts};
+use super::symptoms::{exit_names_token_limit, finish, verdicts};
 use crate::ingest::{self, InputError, InputKind, LoadOutcome};
 use anyhow::{Context, Result, bail};
 use duckdb::{Connection, OptionalExt, params};
@@ -179,7 +179,7 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Run
                     t.instance_id,
                     t.source,
                     exit,
-                    finish_of(exit).as_str(),
+                    finish(exit, t).as_str(),
                     v.assistant_turns as i32,
                     v.turns_before_first_edit.map(|n| n as i32),
                     v.git_history_commands as i32,

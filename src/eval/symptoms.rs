@@ -38,7 +38,8 @@ pub enum Finish {
     Limit,
     /// Any other recorded exit status (`RetryError`, `FormatError`, `exit_format`, ...).
     Error,
-    /// No exit status recorded: the conversation was cut off (or the format records none).
+    /// No exit status recorded and the last assistant turn does not submit: the
+    /// conversation was cut off.
     CutOff,
 }
 
@@ -69,6 +70,28 @@ pub fn finish_of(exit_status: Option<&str>) -> Finish {
     } else {
         Finish::Error
     }
+}
+
+/// Tool names that end an episode by submitting: SWE-agent's and swe-smith's `submit`,
+/// OpenHands' `finish` (the `submit` rows of `tool_aliases`).
+pub const SUBMIT_TOOLS: &[&str] = &["submit", "finish"];
+
+/// mini-swe-agent's submission signal: the first output line of the final command.
+pub const MINI_SWE_AGENT_SUBMIT: &str = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
+
+/// The finish of trajectory `t` whose file records `exit_status`: [`finish_of`] the status
+/// when there is one. Formats that record none (OpenHands, SWE-smith, LLaMA-Factory rows)
+/// finished naturally when their last assistant turn submits — a [`SUBMIT_TOOLS`] call or
+/// a shell command printing [`MINI_SWE_AGENT_SUBMIT`] — and were cut off otherwise.
+pub fn finish(exit_status: Option<&str>, t: &Trajectory) -> Finish {
+    if exit_status.is_some() {
+        return finish_of(exit_status);
+    }
+    let submits = t.messages.iter().rev().find(|m| m.role == Role::Assistant).is_some_and(|m| {
+        m.tool_calls.iter().any(|c| SUBMIT_TOOLS.contains(&c.name.as_str()))
+            || bash_commands(m).iter().any(|c| c.contains(MINI_SWE_AGENT_SUBMIT))
+    });
+    if submits { Finish::Natural } else { Finish::CutOff }
 }
 
 /// True when an exit status says the context window (token budget) ran out: SWE-agent's
@@ -262,6 +285,15 @@ mod tests {
             bash("echo x > a.py"), obs(""),
         ]));
         assert!(!verdicts(&t, 30).pass_after_last_edit);
+    }
+
+    #[test]
+    fn finish_without_exit_status_is_natural_only_when_the_last_turn_submits() {
+        let submitted = mini(json!([{"role": "user", "content": "task"}, bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff")]));
+        assert_eq!(finish(None, &submitted), Finish::Natural);
+        assert_eq!(finish(Some("LimitsExceeded"), &submitted), Finish::Limit, "a recorded status wins");
+        let cut = mini(json!([{"role": "user", "content": "task"}, bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"), obs(""), bash("ls")]));
+        assert_eq!(finish(None, &cut), Finish::CutOff);
     }
 
     #[test]
