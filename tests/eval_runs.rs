@@ -251,7 +251,7 @@ fn load_run_bad_file_names_file_line_and_field_and_writes_nothing() {
     let bad = dir.join("exit_statuses_1.0.yaml");
     std::fs::write(&bad, "instances_by_exit_status:\n  Submitted:\n  - a__a-1\n  RetryError:\n  - a__a-1\n").unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    let err = format!("{:#}", load_run(&conn, &spec("r", "m", None), &[bad.clone()]).unwrap_err());
+    let err = format!("{:#}", load_run(&conn, &spec("r", "m", None), std::slice::from_ref(&bad)).unwrap_err());
     assert!(err.contains("exit_statuses_1.0.yaml") && err.contains("instances_by_exit_status.RetryError"), "{err}");
     assert!(err.contains("a__a-1 is also listed under Submitted"), "{err}");
     for table in ["eval_run_specs", "eval_exit_statuses", "ingest_log"] {
@@ -270,9 +270,9 @@ fn load_run_refuses_a_file_of_another_run_a_second_trajectory_and_a_changed_spec
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let base = samples().join("base");
     let traj = base.join("trajs/demo__a-1.traj.json");
-    load_run(&conn, &spec("one", "m", None), &[traj.clone()]).unwrap();
+    load_run(&conn, &spec("one", "m", None), std::slice::from_ref(&traj)).unwrap();
     // the same file again into the same run: skipped, nothing written
-    let again = load_run(&conn, &spec("one", "m", None), &[traj.clone()]).unwrap();
+    let again = load_run(&conn, &spec("one", "m", None), std::slice::from_ref(&traj)).unwrap();
     assert!(matches!(again[0], LoadOutcome::AlreadyLoaded { .. }));
     // the same file into another run
     let err = load_run(&conn, &spec("two", "m", None), &[traj]).unwrap_err().to_string();
@@ -331,7 +331,7 @@ fn real_gemini_run_371_of_500_and_the_43_reports_agree() {
         continues: None,
         runaway_turns: sphragis::eval::symptoms::DEFAULT_RUNAWAY_TURNS,
     };
-    load_run(&conn, &s, &[root.clone()]).unwrap();
+    load_run(&conn, &s, std::slice::from_ref(&root)).unwrap();
     assert_eq!(
         one(&conn, "select instances, trajectories, n, resolved, outcomes_checked, outcomes_agree, batches, continued, \
                     natural_finishes, rerun_after_retry_error from eval_runs_v1"),
