@@ -113,6 +113,11 @@ fn sample_runs_resolved_outcomes_and_finishes_by_hand() {
     // 1 of 4: the bounds by hand, z = 1.96: (0.25 + 0.4802 -/+ 1.96*sqrt(0.046875 + 0.0600)) / 1.9604
     let (lo, hi) = wilson(1.0, 4.0);
     assert!((lo - 0.04559).abs() < 1e-4 && (hi - 0.69936).abs() < 1e-4, "{lo} {hi}");
+    // the date range known from the batch file names (unix times 1700000000.5, 1700003600.25)
+    assert_eq!(
+        one(&conn, "select first_batch_at::varchar, last_batch_at::varchar from eval_runs_v1 where run = 'ft1'"),
+        ["2023-11-14 22:13:20.5", "2023-11-14 23:13:20.25"]
+    );
     // per instance: ft1's c is stated twice and disagrees; the per-instance report counts
     assert_eq!(
         one(&conn, "select outcome, outcome_basis, outcome_sources, outcome_shapes, sources_agree from eval_instances_v1 \
@@ -312,7 +317,7 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
         assert!(out_dir.join(format!("{view}.csv")).exists(), "{view}");
     }
     let runs = std::fs::read_to_string(out_dir.join("eval_runs_v1.csv")).unwrap();
-    assert!(runs.lines().nth(1).unwrap().starts_with("base,base-7b,,,0,false,5,5,4,1,0.25,"), "{runs}");
+    assert!(runs.lines().nth(1).unwrap().starts_with("base,base-7b,,,0,,,false,5,5,4,1,0.25,"), "{runs}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

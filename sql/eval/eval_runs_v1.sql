@@ -2,7 +2,9 @@
 -- Grain: one row per run (eval_run_specs).
 -- Columns:
 --   model, harness; continues: the run it declares it continues (null: none);
---   batches: batch exit-status files; continued: declares --continues or has 2+ batches
+--   batches: batch exit-status files; first_batch_at, last_batch_at: the times in the names of
+--     the first and last of them (UTC; mini-swe-agent writes a batch file when the batch ends),
+--     the run's known date range (null without batch files); continued: declares --continues or has 2+ batches
 --     (a continued or resumed run is never an independent repeat);
 --   instances: instances any file of the run names; trajectories: those with a trajectory;
 --   n: instances with an outcome (explicit or implied); resolved: k of them resolved;
@@ -45,7 +47,13 @@ per as (
     group by run
 ),
 batches as (
-    select run, count(distinct file_id) as batches from eval_exit_statuses group by run
+    select
+        run,
+        count(distinct file_id) as batches,
+        make_timestamp(cast(min(batch_time) * 1000000 as bigint)) as first_batch_at,
+        make_timestamp(cast(max(batch_time) * 1000000 as bigint)) as last_batch_at
+    from eval_exit_statuses
+    group by run
 ),
 joined as (
     select
@@ -54,6 +62,8 @@ joined as (
         r.harness,
         r.continues,
         coalesce(b.batches, 0) as batches,
+        b.first_batch_at,
+        b.last_batch_at,
         r.continues is not null or coalesce(b.batches, 0) > 1 as continued,
         coalesce(p.instances, 0) as instances,
         coalesce(p.trajectories, 0) as trajectories,
@@ -81,7 +91,7 @@ rated as (
     select *, case when n > 0 then resolved / n end as p from joined
 )
 select
-    run, model, harness, continues, batches, continued, instances, trajectories, n, resolved,
+    run, model, harness, continues, batches, first_batch_at, last_batch_at, continued, instances, trajectories, n, resolved,
     p as resolve_rate,
     greatest(0.0, (p + z * z / (2 * n) - z * sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)) as wilson_low,
     least(1.0, (p + z * z / (2 * n) + z * sqrt(p * (1 - p) / n + z * z / (4 * n * n))) / (1 + z * z / n)) as wilson_high,
