@@ -13,7 +13,7 @@ pub struct Args {
     pub kind: InputKind,
     /// Files to load, in order; each is its own transaction. For `run`: the run's NAME
     /// first, then its files or folders (folders are searched for .json, .jsonl, .traj,
-    /// .yaml, .yml files; others found there are listed as skipped).
+    /// .yaml, .yml files; others found there are listed as not read).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host, and
