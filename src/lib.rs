@@ -50,6 +50,10 @@
 //!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader
 //!   ([`sft::views`]), pool roles, split manifest and samples database ([`sft::pools`]).
 //!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
+//! - [`eval`]: evaluation runs side by side (SPEC §3.5) — `load run` reads a run's
+//!   trajectories (through the SFT readers), per-instance and run-level reports and batch
+//!   exit statuses ([`eval::files`]), stores each trajectory's finish and heuristic
+//!   symptoms ([`eval::symptoms`]); the comparisons are views in `sql/eval/`.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 of byte slices.
 //!
@@ -76,6 +80,7 @@
 
 pub mod cli;
 pub mod db;
+pub mod eval;
 pub mod hash;
 pub mod ingest;
 pub mod report;

@@ -11,7 +11,9 @@ pub struct Args {
     /// What the files hold.
     #[arg(value_enum)]
     pub kind: InputKind,
-    /// Files to load, in order; each is its own transaction.
+    /// Files to load, in order; each is its own transaction. For `run`: the run's NAME
+    /// first, then its files or folders (folders are searched for .json, .jsonl, .traj,
+    /// .yaml, .yml files; others found there are listed as not read).
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host,
@@ -30,9 +32,29 @@ pub struct Args {
     /// recorded beside what it computed.
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
+    /// run: the model evaluated (required for `load run`).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// run: the agent harness and its version, e.g. "mini-swe-agent 1.15.0".
+    #[arg(long)]
+    pub harness: Option<String>,
+    /// run: the loaded run this one continues or resumes (a continued run is never
+    /// counted as an independent repeat).
+    #[arg(long, value_name = "RUN")]
+    pub continues: Option<String>,
+    /// run: N of the runaway heuristic — N or more assistant turns before any edit.
+    #[arg(long, value_name = "N", default_value_t = crate::eval::symptoms::DEFAULT_RUNAWAY_TURNS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub runaway_turns: u32,
 }
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
+    let run_options = args.model.is_some() || args.harness.is_some() || args.continues.is_some();
+    if args.kind == InputKind::Run {
+        return eval_run(db, args, ui);
+    } else if run_options {
+        return Err(CliError { error: anyhow::anyhow!("--model, --harness and --continues apply to `load run`"), exit_code: 2 });
+    }
     if args.kind == InputKind::Views {
         return views(db, args, ui);
     }
@@ -72,6 +94,47 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         let outcome = load(&conn, args.kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
         bar.finish_and_clear();
         report_outcome(args.kind, outcome?)?;
+    }
+    Ok(())
+}
+
+/// `load run NAME --model M [--harness H] [--continues RUN] FILES/DIRS...`
+fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
+    use crate::eval::load::{RunSpec, check_spec, expand, load_file};
+    let usage = |m: &str| CliError { error: anyhow::anyhow!("{m}"), exit_code: 2 };
+    let (name, paths) = args.files.split_first().expect("clap requires one");
+    if paths.is_empty() {
+        return Err(usage("load run NAME needs files or folders after the name"));
+    }
+    let Some(model) = args.model.clone() else { return Err(usage("load run needs --model")) };
+    let spec = RunSpec {
+        name: name.to_string_lossy().into_owned(),
+        model,
+        harness: args.harness.clone(),
+        continues: args.continues.clone(),
+        runaway_turns: args.runaway_turns,
+    };
+    let (files, skipped) = expand(paths)?;
+    if files.is_empty() {
+        return Err(usage("no run file (.json, .jsonl, .traj, .yaml, .yml) in the paths given"));
+    }
+    let conn = crate::db::open(db)?;
+    check_spec(&conn, &spec)?;
+    let bar = ui.spinner(format!("loading run {}", spec.name));
+    for (n, file) in files.iter().enumerate() {
+        let outcome = load_file(&conn, &spec, file);
+        bar.set_position(n as u64 + 1);
+        match outcome {
+            Ok(o) => bar.suspend(|| report_outcome(InputKind::Run, o))?,
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e.into());
+            }
+        }
+    }
+    bar.finish_and_clear();
+    for path in &skipped {
+        super::outln!("not a run file, not read: {}", path.display())?;
     }
     Ok(())
 }

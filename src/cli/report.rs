@@ -57,10 +57,16 @@ fn parse_weight(text: &str) -> Result<f64, String> {
 }
 
 /// Report groups: one name for several reports.
-const GROUPS: &[(&str, &[&str])] = &[("behaviour", &["thinking", "tools", "test-runs", "final-report", "context"])];
+const GROUPS: &[(&str, &[&str])] = &[
+    ("behaviour", &["thinking", "tools", "test-runs", "final-report", "context"]),
+    ("runs", &["eval-runs", "eval-symptoms", "eval-pairs", "eval-repeats", "eval-pass-at-k"]),
+];
 
 fn report_list() -> String {
-    let mut s = String::from("Reports (groups: behaviour = thinking, tools, test-runs, final-report, context):\n");
+    let mut s = String::from(
+        "Reports (groups: behaviour = thinking, tools, test-runs, final-report, context; \
+         runs = eval-runs, eval-symptoms, eval-pairs, eval-repeats, eval-pass-at-k):\n",
+    );
     for r in REPORTS {
         match r.macro_name {
             Some(m) => s.push_str(&format!("  {:<18} {} [{}; parameters: {m}]\n", r.name, r.about, r.view)),

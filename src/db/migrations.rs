@@ -96,6 +96,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0012_review_hosts.sql",
         sql: include_str!("../../migrations/0012_review_hosts.sql"),
     },
+    Migration {
+        version: 13,
+        description: "eval_runs",
+        file: "0013_eval_runs.sql",
+        sql: include_str!("../../migrations/0013_eval_runs.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

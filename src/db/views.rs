@@ -116,6 +116,14 @@ pub const VIEWS: &[ViewFile] = &[
     table_macro!("sql/pools/sft_truncation_at_v1.sql"),
     view!("sql/pools/sft_truncation_v1.sql"),
     view!("sql/pools/sft_truncation_views_v1.sql"),
+    view!("sql/eval/eval_instances_v1.sql"),
+    view!("sql/eval/eval_runs_v1.sql"),
+    view!("sql/eval/eval_symptoms_v1.sql"),
+    view!("sql/eval/eval_pair_instances_v1.sql"),
+    view!("sql/eval/eval_pairs_v1.sql"),
+    view!("sql/eval/eval_repeat_instances_v1.sql"),
+    view!("sql/eval/eval_repeats_v1.sql"),
+    view!("sql/eval/eval_pass_at_k_v1.sql"),
 ];
 
 impl ViewFile {

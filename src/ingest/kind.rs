@@ -62,6 +62,9 @@ pub enum InputKind {
     Manifest,
     /// Evaluator samples database (SQLite; its bytes are hashed and opened in memory).
     Samples,
+    /// An evaluation run: `load run NAME --model M FILES/DIRS...` — trajectories,
+    /// per-instance and run-level reports, batch exit statuses (docs/formats.md).
+    Run,
 }
 
 impl InputKind {
@@ -80,6 +83,7 @@ impl InputKind {
         Self::Pools,
         Self::Manifest,
         Self::Samples,
+        Self::Run,
     ];
 
     /// The name used on the command line and in `ingest_log.kind`.
@@ -98,6 +102,7 @@ impl InputKind {
             Self::Pools => "pools",
             Self::Manifest => "manifest",
             Self::Samples => "samples",
+            Self::Run => "run",
         }
     }
 
@@ -114,6 +119,7 @@ impl InputKind {
             Self::Pools => "pools",
             Self::Manifest => "instances",
             Self::Samples => "samples",
+            Self::Run => "files",
         }
     }
 
@@ -143,6 +149,7 @@ impl InputKind {
             Self::Pools => "pools/1",
             Self::Manifest => "manifest/1",
             Self::Samples => "samples/1",
+            Self::Run => "run/1",
         }
     }
 
@@ -150,8 +157,9 @@ impl InputKind {
     pub fn reload(self) -> Reload {
         match self {
             Self::Orgs | Self::Pools | Self::Manifest => Reload::Reapplied,
-            // a /comments response names its change only by the file name
-            Self::Outcomes | Self::GerritRest => Reload::BoundToPath,
+            // a /comments response names its change only by the file name; a run's
+            // report.json names its instance by its folder, like outcomes
+            Self::Outcomes | Self::GerritRest | Self::Run => Reload::BoundToPath,
             _ => Reload::Skipped,
         }
     }

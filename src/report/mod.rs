@@ -255,6 +255,48 @@ pub const REPORTS: &[Report] = &[
         macro_name: Some("sft_truncation_views_at_v1"),
     },
     Report {
+        name: "eval-runs",
+        view: "eval_runs_v1",
+        about: "evaluation runs side by side: resolved k/n with Wilson 95%, finishes, outcomes explicit/implied/none, continued runs",
+        by_version: false, macro_name: None,
+    },
+    Report {
+        name: "eval-symptoms",
+        view: "eval_symptoms_v1",
+        about: "trajectory symptoms per run (HEURISTIC, not failure reasons): k of n with Wilson 95%, the instances",
+        by_version: false, macro_name: None,
+    },
+    Report {
+        name: "eval-pairs",
+        view: "eval_pairs_v1",
+        about: "two runs on their shared instances: both / only A / only B / neither, exact McNemar p",
+        by_version: false, macro_name: None,
+    },
+    Report {
+        name: "eval-pair-instances",
+        view: "eval_pair_instances_v1",
+        about: "two runs per shared instance: resolved by each, the cell",
+        by_version: false, macro_name: None,
+    },
+    Report {
+        name: "eval-repeats",
+        view: "eval_repeats_v1",
+        about: "independent repeats of one model and harness (continued runs excluded): resolve rate mean and spread, flips",
+        by_version: false, macro_name: None,
+    },
+    Report {
+        name: "eval-pass-at-k",
+        view: "eval_pass_at_k_v1",
+        about: "pass@k over independent repeats (unbiased estimator, Chen et al. 2021)",
+        by_version: false, macro_name: None,
+    },
+    Report {
+        name: "eval-instances",
+        view: "eval_instances_v1",
+        about: "per run and instance: outcome (explicit, implied or none), finish, batch exit-status history",
+        by_version: false, macro_name: None,
+    },
+    Report {
         name: "labels",
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
