@@ -84,6 +84,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0010_stored_definitions.sql",
         sql: include_str!("../../migrations/0010_stored_definitions.sql"),
     },
+    Migration {
+        version: 11,
+        description: "view_segments",
+        file: "0011_view_segments.sql",
+        sql: include_str!("../../migrations/0011_view_segments.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -14,6 +14,7 @@ pub mod render;
 pub mod build;
 pub mod heuristics;
 pub mod pools;
+pub mod segments;
 pub mod store;
 pub mod trajectories;
 pub mod views;
