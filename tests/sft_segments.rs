@@ -271,3 +271,38 @@ fn qwen3_reference_views_segments_match_an_independent_count() {
     let deviating: i64 = conn.query_row("select count(*) from sft_segment_deviations_v1", [], |r| r.get(0)).unwrap();
     assert_eq!(deviating, 0);
 }
+
+/// Views that declare the tokenizer they were made with (`views build` writes
+/// `origin.tokenizer_sha256`) are refused with another `--tokenizer`: their segments
+/// would be cut with the wrong tokens. The same tokenizer loads.
+#[test]
+fn segments_refuse_a_tokenizer_other_than_the_views_declare() {
+    let dir = std::env::temp_dir().join(format!("sphragis-segments-tok-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("declared.jsonl");
+    let first = std::fs::read_to_string(samples().join("segment_views.jsonl")).unwrap();
+    let line = |id: &str, sha: &str| {
+        first.lines().next().unwrap().replace("\"seg-normal\"", &format!("\"{id}\"")).replace(
+            "\"origin\": {\"note\"",
+            &format!("\"origin\": {{\"tokenizer_sha256\": \"{sha}\", \"note\""),
+        )
+    };
+    let options = with_tokenizer(&samples().join("chatml_tokenizer.json"));
+    let sha = options.segments.as_ref().unwrap().sha256().to_string();
+    std::fs::write(&file, format!("{}\n{}\n", line("same", &sha), line("other", "0123abcd"))).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = format!("{:#}", load(&conn, &file, &options, &mut |_| {}).unwrap_err());
+    assert!(
+        err.contains(&format!(
+            "declared.jsonl:2: field `origin.tokenizer_sha256`: the view was made with tokenizer 0123abcd, --tokenizer is {sha}"
+        )),
+        "{err}"
+    );
+    let views: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
+    assert_eq!(views, 0);
+    std::fs::write(&file, format!("{}\n", line("same", &sha))).unwrap();
+    load(&conn, &file, &options, &mut |_| {}).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let segments: i64 = conn.query_row("select count(*) from sft_view_segments", [], |r| r.get(0)).unwrap();
+    assert_eq!(segments, 18);
+}

@@ -386,13 +386,39 @@ pub struct DerivedFile {
 /// Segment rows per appended Arrow batch.
 const BATCH: usize = 65_536;
 
-/// Derives the segments of every view of ingest file `file_id` (already written to
-/// `sft_views` / `sft_view_spans` on `conn`, in the caller's transaction), appends them
-/// to `sft_view_segments` and records the file, tokenizer and rules in
-/// `sft_segment_files`.
+/// Derives the segments of every view of ingest file `file_id` read from `path`
+/// (already written to `sft_views` / `sft_view_spans` on `conn`, in the caller's
+/// transaction), appends them to `sft_view_segments` and records the file, tokenizer and
+/// rules in `sft_segment_files`.
 ///
-/// Errors: a DuckDB error reading the views or writing the segments.
-pub fn derive_file(conn: &Connection, file_id: i32, segmenter: &Segmenter) -> Result<DerivedFile> {
+/// Errors: a view declares another tokenizer than the segmenter's
+/// (`origin.tokenizer_sha256`, as `views build` writes it: its segments would be cut with
+/// the wrong tokens; an [`InputError`](crate::ingest::InputError) naming the line); a
+/// DuckDB error reading the views or writing the segments.
+pub fn derive_file(conn: &Connection, path: &std::path::Path, file_id: i32, segmenter: &Segmenter) -> Result<DerivedFile> {
+    {
+        use duckdb::OptionalExt;
+        let other: Option<(i64, String)> = conn
+            .query_row(
+                "select record, declared from (select record, json_extract_string(origin, '$.tokenizer_sha256') as declared                  from sft_views where file_id = ? and json_valid(origin)) where declared <> ? order by record limit 1",
+                duckdb::params![file_id, segmenter.sha256],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        if let Some((line, declared)) = other {
+            return Err(crate::ingest::InputError::at(
+                path,
+                Some(line as u64),
+                Some("origin.tokenizer_sha256"),
+                format!(
+                    "the view was made with tokenizer {declared}, --tokenizer is {}: its segments would be cut with \
+                     another tokenizer's tokens; give the tokenizer the views were made with",
+                    segmenter.sha256
+                ),
+            )
+            .into());
+        }
+    }
     let mut spans: HashMap<String, Vec<Span>> = HashMap::new();
     {
         let mut stmt = conn.prepare(

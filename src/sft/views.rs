@@ -538,7 +538,7 @@ pub fn load(
         result?;
         let rows = writer.finish().with_context(|| path.display().to_string())?;
         if let Some(segmenter) = &options.segments {
-            crate::sft::segments::derive_file(conn, file_id, segmenter).with_context(|| path.display().to_string())?;
+            crate::sft::segments::derive_file(conn, path, file_id, segmenter)?;
         }
         progress(rows as u64);
         Ok(rows)
