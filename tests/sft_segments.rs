@@ -183,7 +183,8 @@ fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
     let mut stmt = conn
         .prepare("select view_id, role, segment, pattern, majority_pattern, finding from sft_segment_deviations_v1 order by view_id")
         .unwrap();
-    let got: Vec<(String, Option<String>, String, Option<String>, Option<String>, String)> = stmt
+    type D = (String, Option<String>, String, Option<String>, Option<String>, String);
+    let got: Vec<D> = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
         .unwrap()
         .map(Result::unwrap)

@@ -277,8 +277,8 @@ impl<'s> Cutter<'s> {
         if self.class(ids[s]) == Class::Delimiter {
             let limit = e.min(s + HEADER_LIMIT);
             let mut through = None;
-            for i in s..limit {
-                match self.class(ids[i]) {
+            for (i, id) in ids.iter().enumerate().take(limit).skip(s) {
+                match self.class(*id) {
                     Class::Open(_) | Class::Close(_) => break,
                     c if c.newline() => {
                         through = Some(i + 1);
@@ -325,8 +325,8 @@ impl<'s> Cutter<'s> {
                 push(TEXT, text_from, i);
                 let mut depth = 0usize;
                 let mut end = eot;
-                for j in i..eot {
-                    match self.class(ids[j]) {
+                for (j, id) in ids.iter().enumerate().take(eot).skip(i) {
+                    match self.class(*id) {
                         Class::Open(x) if x == b => depth += 1,
                         Class::Close(x) if x == b => {
                             depth -= 1;
