@@ -165,7 +165,7 @@ fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
         }
     }
     expected.push(p("A", None, "outside", [4, 0, 4, 0, 0], never, 0, None, None));
-    expected.push(p("A", None, "unknown", [1, 0, 0, 0, 1], None, 0, None, Some("segments unknown: loaded without --tokenizer")));
+    expected.push(p("A", None, "unknown", [1, 0, 0, 0, 1], None, 0, None, Some("segments unknown: loaded without --tokenizer (cut them with views segments --tokenizer T)")));
     // pool C: one view trains the end of turn, one does not: no majority, both named
     expected.push(p("C", a, "end_of_turn", [2, 1, 1, 0, 0], None, 2, Some("seg-tie-a, seg-tie-b"), Some("no majority: patterns tie")));
     expected.push(p("C", a, "header", [2, 0, 2, 0, 0], never, 0, None, None));
@@ -306,4 +306,71 @@ fn segments_refuse_a_tokenizer_other_than_the_views_declare() {
     std::fs::remove_dir_all(&dir).unwrap();
     let segments: i64 = conn.query_row("select count(*) from sft_view_segments", [], |r| r.get(0)).unwrap();
     assert_eq!(segments, 18);
+}
+
+/// Views loaded without a tokenizer get their segments later with `views segments
+/// --tokenizer T` (the same bytes cannot be loaded again): the same figures as at load,
+/// once; a file loaded with another tokenizer is refused, naming file and line.
+#[test]
+fn views_segments_cuts_files_loaded_without_a_tokenizer() {
+    let bin = env!("CARGO_BIN_EXE_sphragis");
+    let dir = std::env::temp_dir().join(format!("sphragis-segments-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("s.duckdb");
+    let run = |args: &[&str]| std::process::Command::new(bin).arg("--db").arg(&db).args(args).output().unwrap();
+    let views = samples().join("segment_views.jsonl");
+    let tokenizer = samples().join("chatml_tokenizer.json");
+    assert!(run(&["init"]).status.success());
+    let no_views = run(&["views", "segments", "--tokenizer", tokenizer.to_str().unwrap()]);
+    assert!(!no_views.status.success());
+    assert!(String::from_utf8_lossy(&no_views.stderr).contains("no views are loaded"), "{no_views:?}");
+    assert!(run(&["load", "views", views.to_str().unwrap()]).status.success());
+    let unknown = run(&["report", "segments", "--format", "csv"]);
+    let text = String::from_utf8_lossy(&unknown.stdout);
+    assert!(text.contains("A,,unknown,4,0,0,0,4,288,105,,0,,segments unknown: loaded without --tokenizer (cut them with views segments --tokenizer T)"), "{text}");
+    let cut = run(&["views", "segments", "--tokenizer", tokenizer.to_str().unwrap()]);
+    let said = String::from_utf8_lossy(&cut.stdout);
+    assert!(cut.status.success(), "{cut:?}");
+    assert!(said.contains("cut 6 views of ") && said.contains("segment_views.jsonl (file_id 1) into 108 segments"), "{said}");
+    let again = run(&["views", "segments", "--tokenizer", tokenizer.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&again.stdout).contains("every loaded view file already has segments; nothing written"));
+    let rows = run(&["report", "segment-deviations", "--format", "csv"]);
+    let rows: Vec<String> =
+        String::from_utf8_lossy(&rows.stdout).lines().filter(|l| !l.starts_with('#')).map(|l| l.split(',').take(6).collect::<Vec<_>>().join(",")).collect();
+    assert_eq!(
+        rows,
+        [
+            "view_id,pool,instance_id,role,segment,pattern",
+            "seg-header,A,demo__seg-1,assistant,header,always",
+            "seg-no-eot,A,demo__seg-1,assistant,end_of_turn,never",
+            "seg-tie-a,C,demo__seg-1,assistant,end_of_turn,always",
+            "seg-tie-b,C,demo__seg-1,assistant,end_of_turn,never",
+        ]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `views segments` refuses a file whose views were loaded with another tokenizer (its
+/// vocabulary bound recorded, its segments not cut): nothing is written.
+#[test]
+fn views_segments_refuses_views_loaded_with_another_tokenizer() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let word_level = TokenizerFile::read(&samples().join("tokenizer.json")).unwrap();
+    let options = ViewOptions { tokenizer: Some((word_level.vocab_size(), word_level.sha256.clone())), ..ViewOptions::default() };
+    load(&conn, &samples().join("segment_views.jsonl"), &options, &mut |_| {}).unwrap();
+    let chatml = with_tokenizer(&samples().join("chatml_tokenizer.json"));
+    let segmenter = chatml.segments.unwrap();
+    let err = format!("{:#}", sphragis::sft::segments::derive_missing(&conn, &segmenter).unwrap_err());
+    assert!(
+        err.contains(&format!(
+            "segment_views.jsonl:1: field `tokenizer`: the view was loaded with tokenizer {}, --tokenizer is {}",
+            word_level.sha256,
+            segmenter.sha256()
+        )),
+        "{err}"
+    );
+    let written: (i64, i64) = conn
+        .query_row("select (select count(*) from sft_view_segments), (select count(*) from sft_segment_files)", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!(written, (0, 0));
 }

@@ -11,9 +11,9 @@
 -- Columns: pool; role; segment; views (views holding the segment, or with unknown
 --   segments); always_views; never_views; partly_views; no_pattern_views; tokens;
 --   supervised (summed over the views); majority_pattern; deviating_views;
---   deviating_view_ids (sorted, comma-separated); note: 'segments unknown: loaded
---   without --tokenizer' for segment 'unknown', 'no majority: patterns tie' on a tie,
---   else null.
+--   deviating_view_ids (sorted, comma-separated); note: for segment 'unknown',
+--   'segments unknown: loaded without --tokenizer (cut them with views segments
+--   --tokenizer T)'; on a tie, 'no majority: patterns tie'; else null.
 with per_view as (
     select * from sft_segment_supervision_v1
 ),
@@ -52,7 +52,7 @@ final as (
 )
 select *,
        case
-           when segment = 'unknown' then 'segments unknown: loaded without --tokenizer'
+           when segment = 'unknown' then 'segments unknown: loaded without --tokenizer (cut them with views segments --tokenizer T)'
            when majority_pattern is null and always_views + never_views + partly_views > 0 then 'no majority: patterns tie'
        end as note
 from final

@@ -462,6 +462,70 @@ pub fn derive_file(conn: &Connection, path: &std::path::Path, file_id: i32, segm
     Ok(DerivedFile { views, segments })
 }
 
+/// Derives the segments of every loaded view file that has none yet (loaded without
+/// `--tokenizer`), all in one transaction: `sphragis views segments --tokenizer T`.
+/// Returns `(file_id, path, what was written)` per file, in file order; empty when every
+/// view file already has segments.
+///
+/// Errors (nothing is written): no view is loaded; a view of such a file was loaded with another tokenizer
+/// (`sft_views.tokenizer_sha256`) or declares one (`origin.tokenizer_sha256`), named by
+/// file and line; a DuckDB error.
+pub fn derive_missing(conn: &Connection, segmenter: &Segmenter) -> Result<Vec<(i32, String, DerivedFile)>> {
+    let views: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0))?;
+    if views == 0 {
+        anyhow::bail!("no views are loaded: load them with `sphragis load views FILE --tokenizer T`, which cuts their segments");
+    }
+    let files: Vec<(i32, String)> = {
+        let mut stmt = conn.prepare(
+            "select l.file_id, l.path from ingest_log as l \
+             where l.file_id in (select file_id from sft_views) \
+               and l.file_id not in (select file_id from sft_segment_files) order by l.file_id",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
+    };
+    conn.execute_batch("begin transaction")?;
+    let result = (|| -> Result<Vec<(i32, String, DerivedFile)>> {
+        let mut done = Vec::new();
+        for (file_id, path) in files {
+            use duckdb::OptionalExt;
+            let other: Option<(i64, String)> = conn
+                .query_row(
+                    "select record, tokenizer_sha256 from sft_views where file_id = ? and tokenizer_sha256 <> ? \
+                     order by record limit 1",
+                    duckdb::params![file_id, segmenter.sha256],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()?;
+            if let Some((line, loaded)) = other {
+                return Err(crate::ingest::InputError::at(
+                    std::path::Path::new(&path),
+                    Some(line as u64),
+                    Some("tokenizer"),
+                    format!(
+                        "the view was loaded with tokenizer {loaded}, --tokenizer is {}: its segments would be cut \
+                         with another tokenizer's tokens",
+                        segmenter.sha256
+                    ),
+                )
+                .into());
+            }
+            let derived = derive_file(conn, std::path::Path::new(&path), file_id, segmenter)?;
+            done.push((file_id, path, derived));
+        }
+        Ok(done)
+    })();
+    match result {
+        Ok(done) => {
+            conn.execute_batch("commit")?;
+            Ok(done)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("rollback");
+            Err(e)
+        }
+    }
+}
+
 /// Buffers segment rows into Arrow batches for the appender.
 struct SegmentWriter<'c> {
     conn: &'c Connection,
