@@ -21,6 +21,7 @@
 //!                            inputs in a scratch database, compared
 //! trajectories ─adapters──▶ sft_messages / tool calls / commands (heuristic verdicts stored)
 //! views build ─template────▶ view JSONL ─load views─▶ sft_views (lists) + spans + supervised runs
+//!                                       (--tokenizer) ─▶ + segments of each span (sft_view_segments)
 //! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
 //! ```
 //!
@@ -48,7 +49,10 @@
 //! - [`sft`]: the SFT corpus — trajectory adapters ([`sft::trajectories`]) and store,
 //!   test-run heuristics ([`sft::heuristics`]), the chat-template renderer
 //!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader
-//!   ([`sft::views`]), pool roles, split manifest and samples database ([`sft::pools`]).
+//!   ([`sft::views`]), the segment cutter that splits each message span into header,
+//!   thinking / tool-call blocks, text, end of turn and content from the tokenizer's
+//!   added tokens ([`sft::segments`]), pool roles, split manifest and samples database
+//!   ([`sft::pools`]).
 //!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
 //! - [`eval`]: evaluation runs side by side (SPEC §3.5) — `load run` reads a run's
 //!   trajectories (through the SFT readers), per-instance and run-level reports and batch

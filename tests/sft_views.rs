@@ -194,6 +194,7 @@ fn the_reference_views_load_and_keep_the_contract() {
         pool: Some("ref".into()),
         span_end: Some(SpanEnd::Exclusive),
         tokenizer: Some(tokenizer_info(&tokenizer).unwrap()),
+        ..ViewOptions::default()
     };
     load(&conn, &views, &options, &mut |_| {}).unwrap();
     assert!(failures(&conn).is_empty());

@@ -28,7 +28,8 @@ pub struct Args {
     #[arg(long, value_parser = ["inclusive", "exclusive"])]
     pub span_end: Option<String>,
     /// views: the tokenizer.json the views were made with (vocabulary bound for the
-    /// contract); trajectories: re-tokenize thinking bodies with it. Its SHA-256 is
+    /// contract; its added tokens cut each message into segments for `report segments`);
+    /// trajectories: re-tokenize thinking bodies with it. Its SHA-256 is
     /// recorded beside what it computed.
     #[arg(long)]
     pub tokenizer: Option<PathBuf>,
@@ -141,17 +142,19 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
 
 fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     use crate::sft::views::{SpanEnd, ViewOptions, load as load_views};
-    let tokenizer = match args.tokenizer.as_deref() {
+    let (tokenizer, segments) = match args.tokenizer.as_deref() {
         Some(path) => {
             let t = TokenizerFile::read(path)?;
-            Some((t.vocab_size(), t.sha256))
+            let vocab = (t.vocab_size(), t.sha256.clone());
+            (Some(vocab), Some(std::sync::Arc::new(crate::sft::segments::Segmenter::new(t.tokenizer, t.sha256))))
         }
-        None => None,
+        None => (None, None),
     };
     let options = ViewOptions {
         pool: args.pool.clone(),
         span_end: args.span_end.as_deref().map(|s| if s == "inclusive" { SpanEnd::Inclusive } else { SpanEnd::Exclusive }),
         tokenizer,
+        segments,
     };
     let conn = crate::db::open(db)?;
     for file in &args.files {

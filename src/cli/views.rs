@@ -17,6 +17,18 @@ pub enum Action {
     /// Render loaded trajectories with a chat template and a tokenizer.json into view
     /// JSONL (ids, loss mask, message spans, keep_msgs, ledger), for `load views`.
     Build(BuildArgs),
+    /// Cut the message spans of views loaded without --tokenizer into segments (header,
+    /// thinking, text, tool_call, end_of_turn, content) for `report segments`, with the
+    /// tokenizer they were made with; one transaction. (`load views --tokenizer` does it
+    /// at load.)
+    Segments(SegmentsArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SegmentsArgs {
+    /// The tokenizer.json the views were made with.
+    #[arg(long)]
+    pub tokenizer: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -53,6 +65,19 @@ pub struct BuildArgs {
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     match args.action {
+        Some(Action::Segments(a)) => {
+            let t = crate::ingest::read::TokenizerFile::read(&a.tokenizer)?;
+            let segmenter = crate::sft::segments::Segmenter::new(t.tokenizer, t.sha256);
+            let conn = crate::db::open(db)?;
+            let done = crate::sft::segments::derive_missing(&conn, &segmenter)?;
+            if done.is_empty() {
+                super::outln!("every loaded view file already has segments; nothing written")?;
+            }
+            for (file_id, path, d) in done {
+                super::outln!("cut {} views of {path} (file_id {file_id}) into {} segments", d.views, d.segments)?;
+            }
+            Ok(())
+        }
         None => {
             let conn = crate::db::open_read_only(db)?;
             let table = crate::report::query(

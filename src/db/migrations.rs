@@ -102,6 +102,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0013_eval_runs.sql",
         sql: include_str!("../../migrations/0013_eval_runs.sql"),
     },
+    Migration {
+        version: 14,
+        description: "view_segments",
+        file: "0014_view_segments.sql",
+        sql: include_str!("../../migrations/0014_view_segments.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -107,6 +107,27 @@ pub const REPORTS: &[Report] = &[
         macro_name: None,
     },
     Report {
+        name: "segments",
+        view: "sft_segment_patterns_v1",
+        about: "SFT segment-level mask audit per pool: header, thinking, text, tool call, end of turn, content — majority pattern and deviating views",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
+        name: "segment-views",
+        view: "sft_segment_supervision_v1",
+        about: "SFT supervised tokens per view, role and segment, with the view's pattern (always / never / partly)",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
+        name: "segment-deviations",
+        view: "sft_segment_deviations_v1",
+        about: "SFT views whose segment pattern deviates from their pool's majority, or whose segments are unknown",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
         name: "trajectories",
         view: "sft_trajectory_stats_v1",
         about: "SFT trajectories per source: messages, tool calls, bash and git-history commands",

@@ -6,7 +6,8 @@
 //! with those verdicts stored as columns; [`render`] turns messages into tokenized views
 //! with a chat template (verified token for token against Hugging Face's
 //! `apply_chat_template`); [`build`] renders loaded trajectories with a supervision
-//! policy; [`views`] loads views in the field's conventions; [`family`] names the
+//! policy; [`views`] loads views in the field's conventions; [`segments`] cuts their
+//! message spans into header, blocks, text and end of turn; [`family`] names the
 //! repository family of an instance (data first, then the id's scheme); [`pools`] loads pool roles,
 //! the split manifest and a samples database. The contract checks, the per-instance
 //! tables and the pool audit are views in `sql/sft/` and `sql/pools/`.
@@ -16,6 +17,7 @@ pub mod build;
 pub mod family;
 pub mod heuristics;
 pub mod pools;
+pub mod segments;
 pub mod store;
 pub mod trajectories;
 pub mod views;

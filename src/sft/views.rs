@@ -60,6 +60,9 @@ pub struct ViewOptions {
     pub span_end: Option<SpanEnd>,
     /// `(vocabulary size including added tokens, tokenizer.json SHA-256)`.
     pub tokenizer: Option<(i32, String)>,
+    /// Cut each view's message spans into segments with this tokenizer's added tokens
+    /// ([`crate::sft::segments`]), in the load's transaction; `None`: segments unknown.
+    pub segments: Option<Arc<crate::sft::segments::Segmenter>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -528,6 +531,9 @@ pub fn load(
         appended?;
         result?;
         let rows = writer.finish().with_context(|| path.display().to_string())?;
+        if let Some(segmenter) = &options.segments {
+            crate::sft::segments::derive_file(conn, path, file_id, segmenter)?;
+        }
         progress(rows as u64);
         Ok(rows)
     })

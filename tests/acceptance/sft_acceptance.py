@@ -104,6 +104,20 @@ supervision = json.loads(sph("sql", "select finding, count(*) as messages, count
 print(f"-- assistant messages of the 43 built views by supervision finding: {supervision}")
 check("no assistant message of the 43 built views is untrained or supervised on its header only",
       sorted(r["finding"] for r in supervision), ["trained"])
+# Segment-level mask audit (issue 9): one pattern for every view of pool A; the header
+# and end-of-turn token counts follow from the 1,763 assistant turns (index.tsv): 3 and 2
+# tokens each in Qwen3 (`<|im_start|>assistant\n`, `<|im_end|>\n`).
+patterns = {(r["role"], r["segment"]): r for r in rows("segments") if r["pool"] == "A"}
+check("segments of pool A: majority pattern per role and segment, all 43 views agreeing",
+      sorted((role, seg, r["majority_pattern"], r["views"], r["deviating_views"]) for (role, seg), r in patterns.items()),
+      sorted([("assistant", "end_of_turn", "always", 43, 0), ("assistant", "header", "never", 43, 0),
+              ("assistant", "text", "always", 43, 0), ("assistant", "thinking", "always", 43, 0)]
+             + [(role, seg, "never", 43, 0) for role in ("system", "user") for seg in ("content", "end_of_turn", "header")]))
+check("segments of pool A: assistant header tokens = 3 x 1,763 turns, none supervised",
+      (patterns[("assistant", "header")]["tokens"], patterns[("assistant", "header")]["supervised"]), (5289, 0))
+check("segments of pool A: end-of-turn tokens = 2 x 1,763 turns, all supervised",
+      (patterns[("assistant", "end_of_turn")]["tokens"], patterns[("assistant", "end_of_turn")]["supervised"]), (3526, 3526))
+check("segments of pool A: no view deviates", [r for r in rows("segment-deviations") if r["pool"] == "A"], [])
 instances = [r for r in rows("instances") if r["source"] == "mini-swe-agent"]
 check("per-instance table rows (mini-swe-agent)", len(instances), 43)
 check("per-instance resolved", sum(1 for r in instances if r["resolved"]), 24)
