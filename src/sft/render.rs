@@ -180,26 +180,41 @@ impl ChatTemplate {
 
     /// Render `messages` (and `tools`) to text, recording the character
     /// ranges produced inside `{% generation %}` blocks.
+    ///
+    /// Errors: input text holding the reserved sentinels U+FDD0/U+FDD1; a template
+    /// error (`raise_exception`, a failing filter); unbalanced generation blocks.
     pub fn render(
         &self,
         messages: &[serde_json::Value],
         tools: Option<&serde_json::Value>,
         add_generation_prompt: bool,
     ) -> Result<RenderedText> {
+        let (values, tools_value) = self.prepare(messages, tools)?;
+        self.render_values(&values, &tools_value, add_generation_prompt)
+    }
+
+    /// Checks the input for the reserved sentinels and converts it to template values
+    /// once (messages one value each, so a prefix is a slice of them).
+    fn prepare(&self, messages: &[serde_json::Value], tools: Option<&serde_json::Value>) -> Result<(Vec<Value>, Value)> {
         for m in messages {
             check_no_sentinels(m)?;
         }
         if let Some(t) = tools {
             check_no_sentinels(t)?;
         }
-        let tmpl = self.env.get_template(TEMPLATE_NAME)?;
         let tools_value = match tools {
             Some(t) if !t.is_null() => Value::from(Serde(t)),
             _ => Value::from(()),
         };
+        Ok((messages.iter().map(|m| Value::from(Serde(m))).collect(), tools_value))
+    }
+
+    /// [`render`](Self::render) on values from [`prepare`](Self::prepare).
+    fn render_values(&self, messages: &[Value], tools: &Value, add_generation_prompt: bool) -> Result<RenderedText> {
+        let tmpl = self.env.get_template(TEMPLATE_NAME)?;
         let ctx = minijinja::context! {
-            messages => Value::from(Serde(messages)),
-            tools => tools_value,
+            messages => Value::from(messages.to_vec()),
+            tools => tools.clone(),
             documents => Value::from(()),
             add_generation_prompt => add_generation_prompt,
         };
@@ -212,6 +227,17 @@ impl ChatTemplate {
 
 /// Render one conversation into token ids, assistant mask and message spans.
 ///
+/// The conversation is rendered and tokenized once, with character offsets; the
+/// generation ranges and message boundaries are mapped to token positions through
+/// those offsets. Each boundary still comes from the rendering of the messages up to
+/// it (the definition of a span, and the prefix-preservation check), but that text is
+/// not tokenized again when the boundary is a token boundary of the whole encoding:
+/// only the short stretch from the last added token before it (see [`SpanTokens`])
+/// is, and its tokens must equal the whole encoding's there. Where that does not hold
+/// (a boundary inside a token, no added token to start from, a tokenizer with
+/// truncation, padding or context-dependent added tokens) the prefix is tokenized
+/// whole, as Hugging Face would, so the spans are the same either way.
+///
 /// Errors: a template or tokenizer failure; a template that is not
 /// prefix-preserving for this conversation, a message boundary that is not a
 /// token boundary of the whole rendering, or a span that would end before it
@@ -223,19 +249,30 @@ pub fn render_view(
     messages: &[serde_json::Value],
     tools: Option<&serde_json::Value>,
 ) -> Result<RenderedView> {
-    let full = template.render(messages, tools, false)?;
+    let (values, tools_value) = template.prepare(messages, tools)?;
+    let full = template.render_values(&values, &tools_value, false)?;
     let enc = tokenizer
         .encode_char_offsets(full.text.as_str(), false)
         .map_err(|e| anyhow!("tokenizing rendered conversation: {e}"))?;
     let input_ids = enc.get_ids().to_vec();
+    let offsets = enc.get_offsets();
     let n_chars = full.text.chars().count();
-    let assistant_mask = assistant_mask(enc.get_offsets(), n_chars, &full.generation_char_spans);
+    let assistant_mask = assistant_mask(offsets, n_chars, &full.generation_char_spans);
+    let spans_from = SpanTokens::new(tokenizer, &full.text, &input_ids, offsets);
 
     let role_of = |m: &serde_json::Value| -> String {
         m.get("role")
             .and_then(|r| r.as_str())
             .unwrap_or_default()
             .to_owned()
+    };
+    // The token ids of a prefix rendering, when it has to be tokenized whole.
+    let prefix_ids = |k: usize, text: &str| -> Result<Vec<u32>> {
+        Ok(tokenizer
+            .encode_fast(text, false)
+            .map_err(|e| anyhow!("tokenizing messages[..={k}]: {e}"))?
+            .get_ids()
+            .to_vec())
     };
     let mut message_spans = Vec::with_capacity(messages.len());
     let mut prev = 0usize;
@@ -251,32 +288,39 @@ pub fn render_view(
             input_ids.len()
         } else {
             let prefix = template
-                .render(&messages[..=k], tools, false)
+                .render_values(&values[..=k], &tools_value, false)
                 .with_context(|| format!("rendering messages[..={k}]"))?;
-            let ids = tokenizer
-                .encode_fast(prefix.text.as_str(), false)
-                .map_err(|e| anyhow!("tokenizing messages[..={k}]: {e}"))?;
-            let ids = ids.get_ids();
             let common = common_prefix_bytes(&prefix.text, &full.text);
             if role == "tool" && role_of(&messages[k + 1]) == "tool" {
                 if common < verified {
                     return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
                 }
+                let end = match spans_from.common_tokens(&prefix.text, common)? {
+                    Some(end) => end,
+                    None => common_prefix_len(&prefix_ids(k, &prefix.text)?, &input_ids),
+                };
                 open_tails.push((k, prefix.text[common..].to_owned()));
-                common_prefix_len(ids, &input_ids)
+                end
             } else {
                 if common < prefix.text.len() {
                     return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
                 }
-                if ids.len() > input_ids.len() || ids != &input_ids[..ids.len()] {
-                    bail!(
-                        "message {k} does not end at a token boundary: the tokens of messages[..={k}] are not a \
-                         prefix of the tokens of the whole conversation, so its span cannot be derived exactly"
-                    );
-                }
+                let end = match spans_from.prefix_tokens(prefix.text.len())? {
+                    Some(end) => end,
+                    None => {
+                        let ids = prefix_ids(k, &prefix.text)?;
+                        if ids.len() > input_ids.len() || ids != input_ids[..ids.len()] {
+                            bail!(
+                                "message {k} does not end at a token boundary: the tokens of messages[..={k}] are not a \
+                                 prefix of the tokens of the whole conversation, so its span cannot be derived exactly"
+                            );
+                        }
+                        ids.len()
+                    }
+                };
                 close_tool_run(&mut open_tails, &prefix.text, k)?;
                 verified = prefix.text.len();
-                ids.len()
+                end
             }
         };
         if end < prev {
@@ -295,6 +339,124 @@ pub fn render_view(
         assistant_mask,
         message_spans,
     })
+}
+
+/// Token counts of prefixes of one rendered text, from its single tokenization.
+///
+/// Hugging Face tokenizers cut the text at added tokens (`<|im_end|>`, `<tool_call>`,
+/// …) before anything else, and tokenize the pieces between them independently. So
+/// when a prefix of the text and the whole text cut at the same added token `a`, the
+/// prefix's tokens are the whole text's tokens up to `a` followed by the tokens of the
+/// prefix's text from `a` on — a short stretch, tokenized here instead of the whole
+/// prefix. The two cut at the same added token when every added-token match up to
+/// `a` lies in text the two share: always for a prefix of the text; for a text that
+/// only shares `common` bytes with it (a tool-to-tool prefix), when `a` starts at
+/// least one longest added token before `common`.
+///
+/// That holds when added tokens are matched by content alone (none is `single_word`,
+/// `lstrip` or `rstrip`, special tokens are not encoded as text) and the tokenizer
+/// neither truncates nor pads; otherwise every method answers `None` (tokenize the
+/// prefix whole). Only added tokens matched before normalization serve as `a`.
+struct SpanTokens<'a> {
+    tokenizer: &'a tokenizers::Tokenizer,
+    text: &'a str,
+    ids: &'a [u32],
+    /// Per token, (start, end) in characters of `text`.
+    offsets: &'a [(usize, usize)],
+    /// Byte position of each character of `text`, and `text.len()` last.
+    char_bytes: Vec<usize>,
+    /// Added tokens that can start a stretch: id -> content.
+    anchors: std::collections::HashMap<u32, String>,
+    /// Byte length of the longest added token.
+    longest: usize,
+    enabled: bool,
+}
+
+impl<'a> SpanTokens<'a> {
+    fn new(
+        tokenizer: &'a tokenizers::Tokenizer,
+        text: &'a str,
+        ids: &'a [u32],
+        offsets: &'a [(usize, usize)],
+    ) -> Self {
+        let added = tokenizer.get_added_tokens_decoder();
+        let enabled = tokenizer.get_truncation().is_none()
+            && tokenizer.get_padding().is_none()
+            && !tokenizer.get_encode_special_tokens()
+            && added.values().all(|t| !t.single_word && !t.lstrip && !t.rstrip)
+            && ids.len() == offsets.len();
+        let longest = added.values().map(|t| t.content.len()).max().unwrap_or(0);
+        let anchors = added
+            .into_iter()
+            .filter(|(_, t)| !t.normalized && !t.content.is_empty())
+            .map(|(id, t)| (id, t.content))
+            .collect();
+        let mut char_bytes: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        char_bytes.push(text.len());
+        Self { tokenizer, text, ids, offsets, char_bytes, anchors, longest, enabled }
+    }
+
+    /// Byte range in `text` of token `t`.
+    fn bytes_of(&self, t: usize) -> Option<(usize, usize)> {
+        let (s, e) = self.offsets[t];
+        Some((*self.char_bytes.get(s)?, *self.char_bytes.get(e)?))
+    }
+
+    /// The last token before `before` that is an added token starting at or before
+    /// byte `limit` (its text checked against the added token's content).
+    fn anchor(&self, before: usize, limit: usize) -> Option<usize> {
+        (0..before).rev().find(|&t| {
+            self.anchors.get(&self.ids[t]).is_some_and(|content| {
+                self.bytes_of(t)
+                    .is_some_and(|(s, e)| s <= limit && self.text.get(s..e) == Some(content.as_str()))
+            })
+        })
+    }
+
+    fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self
+            .tokenizer
+            .encode_fast(text, false)
+            .map_err(|e| anyhow!("tokenizing part of the rendered conversation: {e}"))?
+            .get_ids()
+            .to_vec())
+    }
+
+    /// The token count of `text[..len]` (`len` in bytes), when it can be read from the
+    /// whole encoding: `len` falls between two tokens, and the stretch from the last
+    /// added token before it tokenizes to the same tokens as there. `None` otherwise.
+    fn prefix_tokens(&self, len: usize) -> Result<Option<usize>> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        let Ok(c) = self.char_bytes.binary_search(&len) else { return Ok(None) };
+        let t = self.offsets.partition_point(|o| o.1 <= c);
+        if t < self.offsets.len() && self.offsets[t].0 < c {
+            return Ok(None); // inside a token
+        }
+        let Some(a) = self.anchor(t, len) else { return Ok(None) };
+        let Some((start, _)) = self.bytes_of(a) else { return Ok(None) };
+        let stretch = self.encode(&self.text[start..len])?;
+        Ok((stretch == self.ids[a..t]).then_some(t))
+    }
+
+    /// The length of the common token prefix of `other`'s tokenization and the whole
+    /// encoding, where `other` shares its first `common` bytes with `text`; `None`
+    /// when no added token starts early enough to tokenize from.
+    fn common_tokens(&self, other: &str, common: usize) -> Result<Option<usize>> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        let Some(limit) = common.checked_sub(self.longest) else { return Ok(None) };
+        let before = self.offsets.partition_point(|&(s, _)| self.char_bytes.get(s).is_some_and(|&b| b <= limit));
+        let Some(a) = self.anchor(before, limit) else { return Ok(None) };
+        let Some((start, _)) = self.bytes_of(a) else { return Ok(None) };
+        let stretch = self.encode(&other[start..])?;
+        if stretch.first() != Some(&self.ids[a]) {
+            return Ok(None);
+        }
+        Ok(Some(a + common_prefix_len(&stretch, &self.ids[a..])))
+    }
 }
 
 /// HF's mask construction from generation character ranges and per-token
@@ -365,10 +527,12 @@ fn close_tool_run(open_tails: &mut Vec<(usize, String)>, rendering: &str, k: usi
 
 /// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary.
 fn common_prefix_bytes(a: &str, b: &str) -> usize {
-    a.char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+    let mut i = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // the first differing byte lies inside the first differing character
+    while !a.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 fn common_prefix_len(a: &[u32], b: &[u32]) -> usize {
