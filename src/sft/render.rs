@@ -1168,6 +1168,88 @@ mod tests {
         assert!(err.contains("not prefix-preserving: the rendering of messages[..=1] adds \"|im_end|>\\n\""), "{err}");
     }
 
+    /// Checks [`SpanTokens`] against whole-prefix tokenization at every character
+    /// boundary of `text`. A prefix count must be given wherever the prefix ends
+    /// between two tokens, tokenized whole is the start of the whole encoding and an
+    /// added token ends within it, and be that count. A common-prefix count for the prefix
+    /// followed by `tail` must be the common token prefix of that text tokenized whole,
+    /// and be given wherever an added token starts one longest added token before the
+    /// divergence. Returns how many of each it gave.
+    fn check_span_tokens(tok: &tokenizers::Tokenizer, text: &str, tail: &str) -> (usize, usize) {
+        let enc = tok.encode_char_offsets(text, false).unwrap();
+        let ids = enc.get_ids();
+        let spans = SpanTokens::new(tok, text, ids, enc.get_offsets());
+        let added: Vec<usize> = (0..ids.len()).filter(|&t| spans.anchors.contains_key(&ids[t])).collect();
+        let first_end = added.first().map_or(usize::MAX, |&t| spans.bytes_of(t).unwrap().1);
+        let first_start = added.first().map_or(usize::MAX, |&t| spans.bytes_of(t).unwrap().0);
+        let (mut prefixes, mut commons) = (0, 0);
+        for (len, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let whole = tok.encode_fast(&text[..len], false).unwrap().get_ids().to_vec();
+            let starts_whole = whole.len() <= ids.len() && whole == ids[..whole.len()];
+            match spans.prefix_tokens(len).unwrap() {
+                Some(t) => {
+                    assert_eq!(whole, ids[..t], "prefix of {len} bytes: {:?}", &text[..len]);
+                    prefixes += 1;
+                }
+                None => {
+                    // (a prefix ending inside a token may still tokenize to the start of the
+                    // whole encoding, e.g. both as [UNK]: then the prefix is tokenized whole)
+                    let c = text[..len].chars().count();
+                    let boundary = enc.get_offsets().iter().all(|&(s, e)| e <= c || s >= c);
+                    assert!(!(starts_whole && boundary && len >= first_end), "prefix of {len} bytes missed: {:?}", &text[..len])
+                }
+            }
+            let other = format!("{}{tail}", &text[..len]);
+            let common = common_prefix_bytes(&other, text);
+            match spans.common_tokens(&other, common).unwrap() {
+                Some(n) => {
+                    let whole = tok.encode_fast(other.as_str(), false).unwrap().get_ids().to_vec();
+                    assert_eq!(n, common_prefix_len(&whole, ids), "{other:?}");
+                    commons += 1;
+                }
+                None => assert!(common < first_start.saturating_add(spans.longest), "{other:?} missed"),
+            }
+        }
+        (prefixes, commons)
+    }
+
+    #[test]
+    fn span_tokens_agree_with_whole_prefix_tokenization() {
+        let tok = tiny_tokenizer();
+        let msgs = vec![
+            json!({"role": "user", "content": "hi\n\nok"}),
+            json!({"role": "assistant", "content": "yo", "tool_calls": [
+                {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}),
+            json!({"role": "tool", "content": "a"}),
+            json!({"role": "tool", "content": "b b"}),
+            json!({"role": "assistant", "content": "ok"}),
+        ];
+        let text = sample_template().render(&msgs, None, false).unwrap().text;
+        let (prefixes, commons) = check_span_tokens(&tok, &text, "</tool_response><|im_end|>\n");
+        // 303 ASCII characters, 76 tokens, the first "<|im_start|>": every token boundary
+        // but the start (76 of 77) is read from the offsets, and the tool-run count is
+        // given at every one of the 304 positions but the first 16 (the longest added
+        // token, "</tool_response>")
+        assert_eq!((text.len(), text.chars().count(), tok.encode_fast(text.as_str(), false).unwrap().len()), (303, 303, 76));
+        assert_eq!((prefixes, commons), (76, 304 - 16));
+        // and the spans of render_view are the ones whole-prefix tokenization gives
+        let view = render_view(&sample_template(), &tok, &msgs, None).unwrap();
+        for span in &view.message_spans[..2] {
+            let prefix = sample_template().render(&msgs[..=span.index], None, false).unwrap().text;
+            assert_eq!(span.end, tok.encode_fast(prefix.as_str(), false).unwrap().len(), "{span:?}");
+        }
+    }
+
+    #[test]
+    fn message_ending_inside_a_token_is_refused() {
+        // message 0 renders "hi\n", message 1 "\nyo\n": the whole text has the token
+        // "\n\n" across the boundary, so no token count ends message 0
+        let t = ChatTemplate::new("{% for m in messages %}{{ m.content }}\n{% endfor %}").unwrap();
+        let msgs = vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "\nyo"})];
+        let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
+        assert!(err.contains("message 0 does not end at a token boundary"), "{err}");
+    }
+
     /// Word-level tokenizer that splits on the ChatML specials, newlines and
     /// everything else char by char; enough to test mask/span bookkeeping.
     fn tiny_tokenizer() -> tokenizers::Tokenizer {
@@ -1349,6 +1431,19 @@ mod tests {
         // TRL's training variant renders the same conversation with verified spans
         let view = render_view(&shared_qwen3_training(), &tok, &msgs, None).unwrap();
         assert_eq!(view.message_spans.last().unwrap().end, view.input_ids.len());
+    }
+
+    /// The same check on real text: the first 3,000 characters of the reference view
+    /// of pytest-dev__pytest-7432 (system prompt, task, first turns) with the Qwen3 tokenizer.
+    #[test]
+    #[ignore = "needs the shared data (../shared)"]
+    fn span_tokens_agree_with_whole_prefix_tokenization_on_qwen3() {
+        let (tok, reference) = load_reference(1);
+        let ids: Vec<u32> = serde_json::from_value(reference["input_ids"].clone()).unwrap();
+        let text = tok.decode(&ids, false).unwrap();
+        let text: String = text.chars().take(3000).collect();
+        let (prefixes, commons) = check_span_tokens(&tok, &text, "\n</tool_response><|im_end|>\n");
+        assert!(prefixes > 100 && commons > 100, "{prefixes} {commons}");
     }
 
     #[test]
