@@ -251,14 +251,15 @@ pub fn render_view(
 ) -> Result<RenderedView> {
     let (values, tools_value) = template.prepare(messages, tools)?;
     let full = template.render_values(&values, &tools_value, false)?;
+    // byte offsets: tokenizers' own conversion to character offsets hashes every byte
     let enc = tokenizer
-        .encode_char_offsets(full.text.as_str(), false)
+        .encode(full.text.as_str(), false)
         .map_err(|e| anyhow!("tokenizing rendered conversation: {e}"))?;
     let input_ids = enc.get_ids().to_vec();
-    let offsets = enc.get_offsets();
-    let n_chars = full.text.chars().count();
-    let assistant_mask = assistant_mask(offsets, n_chars, &full.generation_char_spans);
-    let spans_from = SpanTokens::new(tokenizer, &full.text, &input_ids, offsets);
+    let spans_from = SpanTokens::new(tokenizer, &full.text, &input_ids, enc.get_offsets());
+    let char_offsets = spans_from.char_offsets();
+    let n_chars = spans_from.char_bytes.len() - 1;
+    let assistant_mask = assistant_mask(&char_offsets, n_chars, &full.generation_char_spans);
 
     let role_of = |m: &serde_json::Value| -> String {
         m.get("role")
@@ -361,7 +362,7 @@ struct SpanTokens<'a> {
     tokenizer: &'a tokenizers::Tokenizer,
     text: &'a str,
     ids: &'a [u32],
-    /// Per token, (start, end) in characters of `text`.
+    /// Per token, (start, end) in bytes of `text`.
     offsets: &'a [(usize, usize)],
     /// Byte position of each character of `text`, and `text.len()` last.
     char_bytes: Vec<usize>,
@@ -399,7 +400,28 @@ impl<'a> SpanTokens<'a> {
     /// Byte range in `text` of token `t`.
     fn bytes_of(&self, t: usize) -> Option<(usize, usize)> {
         let (s, e) = self.offsets[t];
-        Some((*self.char_bytes.get(s)?, *self.char_bytes.get(e)?))
+        (s <= e && e <= self.text.len()).then_some((s, e))
+    }
+
+    /// The tokens' offsets in characters, as `Tokenizer::encode_char_offsets` gives
+    /// them: the start is the character holding the start byte; the end the character
+    /// holding the end byte, or one past the character holding the last byte at the
+    /// end of the text; offsets starting at the end of the text stay as they are.
+    fn char_offsets(&self) -> Vec<(usize, usize)> {
+        let len = self.text.len();
+        let char_of = |b: usize| self.char_bytes.partition_point(|&x| x <= b) - 1;
+        self.offsets
+            .iter()
+            .map(|&(s, e)| {
+                if s >= len {
+                    (s, e)
+                } else if e < len {
+                    (char_of(s), char_of(e))
+                } else {
+                    (char_of(s), char_of(e - 1) + 1)
+                }
+            })
+            .collect()
     }
 
     /// The last token before `before` that is an added token starting at or before
@@ -429,9 +451,11 @@ impl<'a> SpanTokens<'a> {
         if !self.enabled {
             return Ok(None);
         }
-        let Ok(c) = self.char_bytes.binary_search(&len) else { return Ok(None) };
-        let t = self.offsets.partition_point(|o| o.1 <= c);
-        if t < self.offsets.len() && self.offsets[t].0 < c {
+        if !self.text.is_char_boundary(len) {
+            return Ok(None);
+        }
+        let t = self.offsets.partition_point(|o| o.1 <= len);
+        if t < self.offsets.len() && self.offsets[t].0 < len {
             return Ok(None); // inside a token
         }
         let Some(a) = self.anchor(t, len) else { return Ok(None) };
@@ -448,7 +472,7 @@ impl<'a> SpanTokens<'a> {
             return Ok(None);
         }
         let Some(limit) = common.checked_sub(self.longest) else { return Ok(None) };
-        let before = self.offsets.partition_point(|&(s, _)| self.char_bytes.get(s).is_some_and(|&b| b <= limit));
+        let before = self.offsets.partition_point(|&(s, _)| s <= limit);
         let Some(a) = self.anchor(before, limit) else { return Ok(None) };
         let Some((start, _)) = self.bytes_of(a) else { return Ok(None) };
         let stretch = self.encode(&other[start..])?;
@@ -558,34 +582,42 @@ fn check_no_sentinels(v: &serde_json::Value) -> Result<()> {
 
 /// Remove generation sentinels, returning the clean text and the char ranges
 /// they delimited. Nested blocks count once (outermost range).
+///
+/// Errors: an `{% endgeneration %}` without its opening, or an unclosed block.
 fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
     let mut text = String::with_capacity(raw.len());
     let mut spans = Vec::new();
     let mut depth = 0usize;
     let mut open_at = 0usize;
     let mut n_chars = 0usize;
-    for ch in raw.chars() {
-        match ch {
-            GEN_START => {
-                if depth == 0 {
-                    open_at = n_chars;
-                }
-                depth += 1;
+    let bytes = raw.as_bytes();
+    let mut copied = 0usize;
+    // both sentinels are EF B7 9x in UTF-8; any other EF-led character is copied on
+    for at in memchr::memchr_iter(0xEF, bytes) {
+        let is_start = bytes[at..].starts_with(GEN_START.encode_utf8(&mut [0; 3]).as_bytes());
+        let is_end = !is_start && bytes[at..].starts_with(GEN_END.encode_utf8(&mut [0; 3]).as_bytes());
+        if !is_start && !is_end {
+            continue;
+        }
+        let segment = &raw[copied..at];
+        text.push_str(segment);
+        n_chars += segment.chars().count();
+        copied = at + GEN_START.len_utf8();
+        if is_start {
+            if depth == 0 {
+                open_at = n_chars;
             }
-            GEN_END => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
-                if depth == 0 {
-                    spans.push((open_at, n_chars));
-                }
-            }
-            c => {
-                text.push(c);
-                n_chars += 1;
+            depth += 1;
+        } else {
+            depth = depth
+                .checked_sub(1)
+                .ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
+            if depth == 0 {
+                spans.push((open_at, n_chars));
             }
         }
     }
+    text.push_str(&raw[copied..]);
     if depth != 0 {
         bail!("unterminated {{% generation %}} block");
     }
@@ -1010,6 +1042,17 @@ mod tests {
     }
 
     #[test]
+    fn sentinels_are_stripped_and_other_characters_with_their_lead_byte_kept() {
+        // U+FDEF and U+FF03 start with the same UTF-8 byte (EF) as the sentinels
+        let raw = format!("a\u{FDEF}{GEN_START}b\u{FF03}{GEN_START}c{GEN_END}{GEN_END}d{GEN_START}{GEN_END}");
+        let r = strip_generation_sentinels(&raw).unwrap();
+        assert_eq!(r.text, "a\u{FDEF}b\u{FF03}cd");
+        assert_eq!(r.generation_char_spans, vec![(2, 5), (6, 6)]);
+        assert!(strip_generation_sentinels(&format!("a{GEN_END}")).unwrap_err().to_string().contains("unbalanced"));
+        assert!(strip_generation_sentinels(&format!("{GEN_START}a")).unwrap_err().to_string().contains("unterminated"));
+    }
+
+    #[test]
     fn python_style_printing_of_constants() {
         // Jinja2 prints Python reprs: True / None, and undefined as "".
         let out = render_text(
@@ -1176,9 +1219,10 @@ mod tests {
     /// and be given wherever an added token starts one longest added token before the
     /// divergence. Returns how many of each it gave.
     fn check_span_tokens(tok: &tokenizers::Tokenizer, text: &str, tail: &str) -> (usize, usize) {
-        let enc = tok.encode_char_offsets(text, false).unwrap();
+        let enc = tok.encode(text, false).unwrap();
         let ids = enc.get_ids();
         let spans = SpanTokens::new(tok, text, ids, enc.get_offsets());
+        assert_eq!(spans.char_offsets(), tok.encode_char_offsets(text, false).unwrap().get_offsets());
         let added: Vec<usize> = (0..ids.len()).filter(|&t| spans.anchors.contains_key(&ids[t])).collect();
         let first_end = added.first().map_or(usize::MAX, |&t| spans.bytes_of(t).unwrap().1);
         let first_start = added.first().map_or(usize::MAX, |&t| spans.bytes_of(t).unwrap().0);
@@ -1194,8 +1238,7 @@ mod tests {
                 None => {
                     // (a prefix ending inside a token may still tokenize to the start of the
                     // whole encoding, e.g. both as [UNK]: then the prefix is tokenized whole)
-                    let c = text[..len].chars().count();
-                    let boundary = enc.get_offsets().iter().all(|&(s, e)| e <= c || s >= c);
+                    let boundary = enc.get_offsets().iter().all(|&(s, e)| e <= len || s >= len);
                     assert!(!(starts_whole && boundary && len >= first_end), "prefix of {len} bytes missed: {:?}", &text[..len])
                 }
             }
@@ -1217,7 +1260,7 @@ mod tests {
     fn span_tokens_agree_with_whole_prefix_tokenization() {
         let tok = tiny_tokenizer();
         let msgs = vec![
-            json!({"role": "user", "content": "hi\n\nok"}),
+            json!({"role": "user", "content": "hi\n\nok é😀 \u{FDEF}"}),
             json!({"role": "assistant", "content": "yo", "tool_calls": [
                 {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}),
             json!({"role": "tool", "content": "a"}),
@@ -1226,12 +1269,12 @@ mod tests {
         ];
         let text = sample_template().render(&msgs, None, false).unwrap().text;
         let (prefixes, commons) = check_span_tokens(&tok, &text, "</tool_response><|im_end|>\n");
-        // 303 ASCII characters, 76 tokens, the first "<|im_start|>": every token boundary
-        // but the start (76 of 77) is read from the offsets, and the tool-run count is
-        // given at every one of the 304 positions but the first 16 (the longest added
-        // token, "</tool_response>")
-        assert_eq!((text.len(), text.chars().count(), tok.encode_fast(text.as_str(), false).unwrap().len()), (303, 303, 76));
-        assert_eq!((prefixes, commons), (76, 304 - 16));
+        // 314 bytes, 308 characters, 81 tokens, the first "<|im_start|>": every token
+        // boundary but the start (81 of 82) is read from the offsets, and the tool-run
+        // count is given at every one of the 309 positions but the first 16 (the longest
+        // added token, "</tool_response>")
+        assert_eq!((text.len(), text.chars().count(), tok.encode_fast(text.as_str(), false).unwrap().len()), (314, 308, 81));
+        assert_eq!((prefixes, commons), (81, 309 - 16));
         // and the spans of render_view are the ones whole-prefix tokenization gives
         let view = render_view(&sample_template(), &tok, &msgs, None).unwrap();
         for span in &view.message_spans[..2] {
