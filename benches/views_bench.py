@@ -108,6 +108,9 @@ def bench(args, work):
         print(f"    {'HF apply_chat_template calls (in-process) / sphragis build (process wall)':<78}"
               f"{float(peer['render_seconds']) / best[1]:>6.2f}")
         print(f"    {'HF peer process (wall) / sphragis build (process wall)':<78}{hf_wall / best[1]:>6.2f}")
+        hf_cpu = next(r[2] for r in rows if r[0].startswith("hugging face"))
+        print(f"    {'HF peer process (CPU s) / sphragis build (CPU s; less sensitive to a busy machine)':<78}"
+              f"{hf_cpu / best[2]:>6.2f}")
     for p in problems:
         print(f"  PROBLEM {p}")
     return not problems
