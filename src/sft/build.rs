@@ -243,7 +243,9 @@ pub struct BuildOptions {
 }
 
 /// Renders the chosen trajectories into view JSONL on `out`, one line per trajectory,
-/// in instance order.
+/// in instance order. Trajectories render on one thread per core while this thread
+/// reads the next ones and writes finished lines in order; `progress` gets the count
+/// of lines written.
 ///
 /// Errors: a template that marks no assistant output (no `{% generation %}` block), an
 /// instance that is not loaded, a policy keeping a message that is not an assistant
