@@ -16,6 +16,19 @@ def run(cmd, log, cwd=None):
         return seconds, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status), out.read()
 
 
+def run_cpu(cmd, log, cwd=None):
+    """Like `run`, plus the child's CPU seconds (user + system):
+    (seconds, CPU seconds, peak RSS MiB, exit code, output)."""
+    with open(log, "w+") as out:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - t0
+        out.seek(0)
+        return (seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024,
+                os.waitstatus_to_exitcode(status), out.read())
+
+
 def machine():
     model = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     mem = next((int(l.split()[1]) // 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), 0)

@@ -12,6 +12,13 @@ What it measures, for review4repair (test_100.json, 2,961 rows) replicated N tim
   (d) sphragis refine --version v3 --rules all, then report all --format csv --out DIR,
       timed together, on the database from (a)
 
+Then, unless --no-formats, the loaders on review4repair as users have it (the published
+file is one JSON array on a single line, 18.8 MB): the array itself, its first quarter and
+half (written the same way), the whole array pretty-printed (one field a line), and the same
+rows as JSONL; each loaded into a fresh database, with seconds per 1,000 rows (flat = linear
+in the input). And `verify --reproduce` of a frozen v3 (tests/acceptance/review4repair-orgs.json)
+on the half and the whole array: the rebuild reads the array again.
+
 Each is a separate child process: wall seconds (perf_counter around the child), MB/s and
 rows/s of the input file (MB = 10^6 bytes, rows = 2961 * N), and the child's peak RSS
 (ru_maxrss from os.wait4; for (d) the larger of the two children). One run per step, no
@@ -104,9 +111,76 @@ def bench_size(n, args, work):
     return not problems
 
 
+def bench_formats(args, work):
+    """The loaders on review4repair's own array and its variants; verify --reproduce."""
+    import json
+    source = os.path.join(args.shared, "data/review/review4repair/test_100.json")
+    rows = json.load(open(source, encoding="utf-8"))
+    orgs = os.path.join(ROOT_DIR, "tests", "acceptance", "review4repair-orgs.json")
+    files = []  # (label, path, rows)
+    for label, part in (("array, first quarter", len(rows) // 4), ("array, first half", len(rows) // 2)):
+        path = os.path.join(work, f"r4r_{part}.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(rows[:part], f, ensure_ascii=False)
+        files.append((label, path, part))
+    files.append(("array as published (test_100.json)", source, len(rows)))
+    pretty = os.path.join(work, "r4r_pretty.json")
+    with open(pretty, "w", encoding="utf-8") as f:
+        json.dump(rows, f, ensure_ascii=False, indent=1)
+    files.append(("array, pretty-printed", pretty, len(rows)))
+    jsonl = os.path.join(work, "r4r.jsonl")
+    with open(jsonl, "w", encoding="utf-8") as f:
+        for row in rows:
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+    files.append(("same rows as JSONL", jsonl, len(rows)))
+    problems, results = [], []
+    for i, (label, path, n) in enumerate(files):
+        db = os.path.join(work, f"fmt_{i}.duckdb")
+        s, rss, code, output = run([args.bin, "--db", db, "--quiet", "load", "review4repair", path],
+                                   os.path.join(work, f"fmt_{i}.log"))
+        if code != 0 or f"{n} rows" not in output:
+            problems.append(f"load {label}: exit {code}: {' '.join(output.split())[-200:]}")
+            continue
+        results.append((f"load review4repair: {label}", s, rss, n, os.path.getsize(path) / 1e6))
+    for label, path, n in files[1:3]:
+        db = os.path.join(work, f"verify_{n}.duckdb")
+        frozen = os.path.join(work, f"frozen_{n}")
+        cmds = [["load", "orgs", orgs], ["load", "review4repair", "--org", "review4repair", path],
+                ["refine", "--version", "v3", "--rules", "all"], ["split", "--version", "v3"],
+                ["freeze", "--version", "v3", "--out", frozen]]
+        for j, cmd in enumerate(cmds):
+            _, _, code, output = run([args.bin, "--db", db, "--quiet", *cmd], os.path.join(work, f"v{n}_{j}.log"))
+            if code != 0:
+                problems.append(f"verify setup {' '.join(cmd[:2])} ({label}): exit {code}: {output.strip()[-200:]}")
+                break
+        else:
+            s, rss, code, output = run([args.bin, "--db", db, "--quiet", "verify", "--reproduce", "--version", "v3"],
+                                       os.path.join(work, f"v{n}_verify.log"))
+            if code != 0 or output.strip() != "clean":
+                problems.append(f"verify --reproduce ({label}): exit {code}: {output.strip()[-200:]}")
+            else:
+                results.append((f"verify --reproduce v3: {label}", s, rss, n, os.path.getsize(path) / 1e6))
+    print(f"\nreview4repair as users have it ({len(rows):,} rows)")
+    print(f"  {'step':<58}{'seconds':>8}{'MB':>7}{'MB/s':>7}{'s/1k rows':>10}{'peak MiB':>10}")
+    for label, s, rss, n, mb in results:
+        print(f"  {label:<58}{s:>8.2f}{mb:>7.1f}{mb / s:>7.1f}{s / n * 1000:>10.3f}{rss:>10,.0f}")
+    timing = {label: s for label, s, *_ in results}
+    array = timing.get("load review4repair: array as published (test_100.json)")
+    lines = timing.get("load review4repair: same rows as JSONL")
+    if array and lines:
+        print(f"  the published array / the same rows as JSONL: {array / lines:.2f} (1 = the container costs nothing)")
+    for p in problems:
+        print(f"  PROBLEM {p}")
+    return not problems
+
+
+ROOT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def main():
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--sizes", default="10,100", help="replication factors, comma list (default 10,100)")
+    p.add_argument("--no-formats", action="store_true", help="skip the loaders-as-published section")
     args = p.parse_args()
     args.shared = os.path.abspath(args.shared)
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -117,6 +191,8 @@ def main():
     work = tempfile.mkdtemp(prefix="review_bench.", dir=args.workdir)
     ok = True
     try:
+        if not args.no_formats:
+            ok = bench_formats(args, work) and ok
         for n in sizes:
             ok = bench_size(n, args, work) and ok
     finally:

@@ -121,7 +121,7 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     }
     let conn = crate::db::open(db)?;
     check_spec(&conn, &spec)?;
-    let bar = ui.spinner(format!("loading run {}", spec.name));
+    let bar = ui.spinner(format!("loading run {}", spec.name), "files");
     for (n, file) in files.iter().enumerate() {
         let outcome = load_file(&conn, &spec, file);
         bar.set_position(n as u64 + 1);

@@ -90,7 +90,22 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         }
         Some(Action::Build(b)) => {
             let policy = Policy::parse(&b.policy).map_err(|error| CliError { error, exit_code: 2 })?;
-            let conn = crate::db::open_read_only(db)?;
+            // tokenizer.json is parsed on another thread while the database opens (each
+            // takes a few tenths of a second); errors keep their order
+            let read_tokenizer = || -> anyhow::Result<(Vec<u8>, tokenizers::Tokenizer)> {
+                let bytes = std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
+                let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
+                    .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
+                Ok((bytes, tokenizer))
+            };
+            let (conn, source, template, (bytes, tokenizer)) = std::thread::scope(|scope| -> Result<_, CliError> {
+                let parsed = scope.spawn(read_tokenizer);
+                let conn = crate::db::open_read_only(db)?;
+                let source = template_source(b.template.as_deref(), &b.tokenizer)?;
+                let template = ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
+                let parsed = parsed.join().map_err(|_| anyhow::anyhow!("reading the tokenizer panicked"))??;
+                Ok((conn, source, template, parsed))
+            })?;
             let loaded = loaded_trajectories(&conn)?;
             if loaded == 0 {
                 return Err(anyhow::anyhow!(
@@ -103,11 +118,6 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 .into());
             }
             let total = if b.instances.is_empty() { loaded } else { b.instances.len() as u64 };
-            let source = template_source(b.template.as_deref(), &b.tokenizer)?;
-            let template = ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
-            let bytes = std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
-            let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
-                .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
             let options = BuildOptions {
                 pool: b.pool,
                 policy,

@@ -69,7 +69,7 @@ pub enum InputKind {
 
 impl InputKind {
     /// Every kind, in the order `load --help` lists them.
-    pub const ALL: [InputKind; 13] = [
+    pub const ALL: [InputKind; 14] = [
         Self::Examples,
         Self::Review4Repair,
         Self::Tufano2021,

@@ -272,7 +272,9 @@ pub struct BuildOptions {
 }
 
 /// Renders the chosen trajectories into view JSONL on `out`, one line per trajectory,
-/// in instance order.
+/// in instance order. Trajectories render on one thread per core while this thread
+/// reads the next ones and writes finished lines in order; `progress` gets the count
+/// of lines written.
 ///
 /// Errors: a template that marks no assistant output (no `{% generation %}` block), an
 /// instance that is not loaded, a policy keeping a message that is not an assistant
@@ -315,26 +317,21 @@ pub fn build(
             all.into_iter().filter(|a| options.instances.contains(&a.0)).collect()
         }
     };
+    // This thread reads the trajectories from the database (one connection) and hands
+    // them out; one rendering thread per core takes them as they come (rendering and
+    // tokenizing is the slow part); this thread also writes the lines in instance order
+    // as they are done. The first error in instance order stops the build.
     if instances.is_empty() {
         bail!("no trajectories are loaded, so there is nothing to render; load them first with `load trajectories`");
     }
-    // Read every trajectory first (one connection, one thread), then render on as many
-    // threads as there are cores: rendering (template, tokenizer, per-message prefix
-    // tokenizations for the spans) is the slow part. Output keeps instance order.
-    let mut work = Vec::with_capacity(instances.len());
-    for (instance_id, family, path, sha256) in instances {
-        let (messages, tools) = messages_json(conn, &instance_id)?;
-        let untrained = source_untrained(conn, &instance_id)?;
-        work.push((instance_id, family, path, sha256, messages, tools, untrained));
-    }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(work.len().max(1));
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let total = work.len() as u64;
+    type Trajectory = (String, Option<String>, String, String, Vec<Value>, Option<Value>, Vec<i64>);
+    type Work = (usize, Result<Trajectory>);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(instances.len().max(1));
     let empty = std::sync::Mutex::new(Vec::<String>::new());
     let skipped = std::sync::Mutex::new(Vec::<(String, Vec<i64>)>::new());
-    type Work = (String, Option<String>, String, String, Vec<Value>, Option<Value>, Vec<i64>);
-    let render_one = |(instance_id, family, path, sha256, messages, tools, untrained): &Work| -> Result<Value> {
-        let view = render_view(template, tokenizer, messages, tools.as_ref())
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let render_one = |(instance_id, family, path, sha256, messages, tools, untrained): Trajectory| -> Result<Vec<u8>> {
+        let view = render_view(template, tokenizer, &messages, tools.as_ref())
             .with_context(|| format!("rendering {instance_id}"))?;
         let assistant: Vec<i64> =
             messages.iter().enumerate().filter(|(_, m)| m["role"] == "assistant").map(|(i, _)| i as i64).collect();
@@ -377,8 +374,7 @@ pub fn build(
             .iter()
             .map(|s| json!({"index": s.index, "role": s.role, "start": s.start, "end": s.end}))
             .collect();
-        done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Ok(json!({
+        let mut line = serde_json::to_vec(&json!({
             "view_id": format!("{}:{}", options.pool, instance_id),
             "pool": options.pool,
             "instance_id": instance_id,
@@ -400,30 +396,79 @@ pub fn build(
                 "template_source": options.template_origin,
                 "tokenizer_sha256": options.tokenizer_sha256,
             },
-        }))
+        }))?;
+        line.push(b'\n');
+        Ok(line)
     };
-    let chunk = work.len().div_ceil(threads).max(1);
-    let results: Vec<Result<Value>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = work
-            .chunks(chunk)
-            .map(|part| scope.spawn(|| part.iter().map(render_one).collect::<Vec<_>>()))
-            .collect();
-        loop {
-            progress(done.load(std::sync::atomic::Ordering::Relaxed), total);
-            if handles.iter().all(|h| h.is_finished()) {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
+    let (work_tx, work_rx) = std::sync::mpsc::sync_channel::<Work>(threads * 2);
+    let work_rx = std::sync::Mutex::new(work_rx);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<(usize, Result<Vec<u8>>)>();
+    let total = instances.len();
+    let written = std::thread::scope(|scope| -> Result<u64> {
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            let (work_rx, stop, render_one) = (&work_rx, &stop, &render_one);
+            scope.spawn(move || {
+                loop {
+                    let next = match work_rx.lock() {
+                        Ok(rx) => rx.recv(),
+                        Err(_) => break,
+                    };
+                    let Ok((i, read)) = next else { break };
+                    let result = if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        Err(anyhow::anyhow!("stopped"))
+                    } else {
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read.and_then(render_one)))
+                            .unwrap_or_else(|_| Err(anyhow::anyhow!("a rendering thread panicked")))
+                    };
+                    if done_tx.send((i, result)).is_err() {
+                        break;
+                    }
+                }
+            });
         }
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|_| vec![Err(anyhow::anyhow!("a rendering thread panicked"))])).collect()
-    });
-    let mut written = 0;
-    for line in results {
-        serde_json::to_writer(&mut *out, &line?)?;
-        out.write_all(b"\n")?;
-        written += 1;
-    }
-    progress(written, total);
+        drop(done_tx);
+        // lines done out of order wait in `pending`
+        let mut pending = std::collections::BTreeMap::new();
+        let mut written = 0u64;
+        progress(0, total as u64);
+        let mut write_ready = |pending: &mut std::collections::BTreeMap<usize, Result<Vec<u8>>>| -> Result<()> {
+            while let Some(line) = pending.remove(&(written as usize)) {
+                out.write_all(&line?)?;
+                written += 1;
+                progress(written, total as u64);
+            }
+            Ok(())
+        };
+        let outcome = (|| -> Result<()> {
+            for (i, (instance_id, family, path, sha256)) in instances.into_iter().enumerate() {
+                let read = messages_json(conn, &instance_id).and_then(|(m, t)| {
+                    let untrained = source_untrained(conn, &instance_id)?;
+                    Ok((instance_id, family, path, sha256, m, t, untrained))
+                });
+                work_tx.send((i, read)).map_err(|_| anyhow::anyhow!("the rendering threads stopped"))?;
+                while let Ok((i, line)) = done_rx.try_recv() {
+                    pending.insert(i, line);
+                }
+                write_ready(&mut pending)?;
+            }
+            drop(work_tx);
+            for (i, line) in done_rx.iter() {
+                pending.insert(i, line);
+                write_ready(&mut pending)?;
+            }
+            Ok(())
+        })();
+        if outcome.is_err() {
+            // the renderers skip what is left and end when the work channel closes
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        outcome?;
+        if written as usize != total {
+            bail!("{} of {total} views were not rendered", total - written as usize);
+        }
+        Ok(written)
+    })?;
     let mut empty = empty.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
     empty.sort();
     let mut source_untrained = skipped.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;

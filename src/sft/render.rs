@@ -180,26 +180,41 @@ impl ChatTemplate {
 
     /// Render `messages` (and `tools`) to text, recording the character
     /// ranges produced inside `{% generation %}` blocks.
+    ///
+    /// Errors: input text holding the reserved sentinels U+FDD0/U+FDD1; a template
+    /// error (`raise_exception`, a failing filter); unbalanced generation blocks.
     pub fn render(
         &self,
         messages: &[serde_json::Value],
         tools: Option<&serde_json::Value>,
         add_generation_prompt: bool,
     ) -> Result<RenderedText> {
+        let (values, tools_value) = self.prepare(messages, tools)?;
+        self.render_values(&values, &tools_value, add_generation_prompt)
+    }
+
+    /// Checks the input for the reserved sentinels and converts it to template values
+    /// once (messages one value each, so a prefix is a slice of them).
+    fn prepare(&self, messages: &[serde_json::Value], tools: Option<&serde_json::Value>) -> Result<(Vec<Value>, Value)> {
         for m in messages {
             check_no_sentinels(m)?;
         }
         if let Some(t) = tools {
             check_no_sentinels(t)?;
         }
-        let tmpl = self.env.get_template(TEMPLATE_NAME)?;
         let tools_value = match tools {
             Some(t) if !t.is_null() => Value::from(Serde(t)),
             _ => Value::from(()),
         };
+        Ok((messages.iter().map(|m| Value::from(Serde(m))).collect(), tools_value))
+    }
+
+    /// [`render`](Self::render) on values from [`prepare`](Self::prepare).
+    fn render_values(&self, messages: &[Value], tools: &Value, add_generation_prompt: bool) -> Result<RenderedText> {
+        let tmpl = self.env.get_template(TEMPLATE_NAME)?;
         let ctx = minijinja::context! {
-            messages => Value::from(Serde(messages)),
-            tools => tools_value,
+            messages => Value::from(messages.to_vec()),
+            tools => tools.clone(),
             documents => Value::from(()),
             add_generation_prompt => add_generation_prompt,
         };
@@ -212,6 +227,17 @@ impl ChatTemplate {
 
 /// Render one conversation into token ids, assistant mask and message spans.
 ///
+/// The conversation is rendered and tokenized once, with character offsets; the
+/// generation ranges and message boundaries are mapped to token positions through
+/// those offsets. Each boundary still comes from the rendering of the messages up to
+/// it (the definition of a span, and the prefix-preservation check), but that text is
+/// not tokenized again when the boundary is a token boundary of the whole encoding:
+/// only the short stretch from the last added token before it (see [`SpanTokens`])
+/// is, and its tokens must equal the whole encoding's there. Where that does not hold
+/// (a boundary inside a token, no added token to start from, a tokenizer with
+/// truncation, padding or context-dependent added tokens) the prefix is tokenized
+/// whole, as Hugging Face would, so the spans are the same either way.
+///
 /// Errors: a template or tokenizer failure; a template that is not
 /// prefix-preserving for this conversation, a message boundary that is not a
 /// token boundary of the whole rendering, or a span that would end before it
@@ -223,19 +249,31 @@ pub fn render_view(
     messages: &[serde_json::Value],
     tools: Option<&serde_json::Value>,
 ) -> Result<RenderedView> {
-    let full = template.render(messages, tools, false)?;
+    let (values, tools_value) = template.prepare(messages, tools)?;
+    let full = template.render_values(&values, &tools_value, false)?;
+    // byte offsets: tokenizers' own conversion to character offsets hashes every byte
     let enc = tokenizer
-        .encode_char_offsets(full.text.as_str(), false)
+        .encode(full.text.as_str(), false)
         .map_err(|e| anyhow!("tokenizing rendered conversation: {e}"))?;
     let input_ids = enc.get_ids().to_vec();
-    let n_chars = full.text.chars().count();
-    let assistant_mask = assistant_mask(enc.get_offsets(), n_chars, &full.generation_char_spans);
+    let spans_from = SpanTokens::new(tokenizer, &full.text, &input_ids, enc.get_offsets());
+    let char_offsets = spans_from.char_offsets();
+    let n_chars = spans_from.char_bytes.len() - 1;
+    let assistant_mask = assistant_mask(&char_offsets, n_chars, &full.generation_char_spans);
 
     let role_of = |m: &serde_json::Value| -> String {
         m.get("role")
             .and_then(|r| r.as_str())
             .unwrap_or_default()
             .to_owned()
+    };
+    // The token ids of a prefix rendering, when it has to be tokenized whole.
+    let prefix_ids = |k: usize, text: &str| -> Result<Vec<u32>> {
+        Ok(tokenizer
+            .encode_fast(text, false)
+            .map_err(|e| anyhow!("tokenizing messages[..={k}]: {e}"))?
+            .get_ids()
+            .to_vec())
     };
     let mut message_spans = Vec::with_capacity(messages.len());
     let mut prev = 0usize;
@@ -251,32 +289,39 @@ pub fn render_view(
             input_ids.len()
         } else {
             let prefix = template
-                .render(&messages[..=k], tools, false)
+                .render_values(&values[..=k], &tools_value, false)
                 .with_context(|| format!("rendering messages[..={k}]"))?;
-            let ids = tokenizer
-                .encode_fast(prefix.text.as_str(), false)
-                .map_err(|e| anyhow!("tokenizing messages[..={k}]: {e}"))?;
-            let ids = ids.get_ids();
             let common = common_prefix_bytes(&prefix.text, &full.text);
             if role == "tool" && role_of(&messages[k + 1]) == "tool" {
                 if common < verified {
                     return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
                 }
+                let end = match spans_from.common_tokens(&prefix.text, common)? {
+                    Some(end) => end,
+                    None => common_prefix_len(&prefix_ids(k, &prefix.text)?, &input_ids),
+                };
                 open_tails.push((k, prefix.text[common..].to_owned()));
-                common_prefix_len(ids, &input_ids)
+                end
             } else {
                 if common < prefix.text.len() {
                     return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
                 }
-                if ids.len() > input_ids.len() || ids != &input_ids[..ids.len()] {
-                    bail!(
-                        "message {k} does not end at a token boundary: the tokens of messages[..={k}] are not a \
-                         prefix of the tokens of the whole conversation, so its span cannot be derived exactly"
-                    );
-                }
+                let end = match spans_from.prefix_tokens(prefix.text.len())? {
+                    Some(end) => end,
+                    None => {
+                        let ids = prefix_ids(k, &prefix.text)?;
+                        if ids.len() > input_ids.len() || ids != input_ids[..ids.len()] {
+                            bail!(
+                                "message {k} does not end at a token boundary: the tokens of messages[..={k}] are not a \
+                                 prefix of the tokens of the whole conversation, so its span cannot be derived exactly"
+                            );
+                        }
+                        ids.len()
+                    }
+                };
                 close_tool_run(&mut open_tails, &prefix.text, k)?;
                 verified = prefix.text.len();
-                ids.len()
+                end
             }
         };
         if end < prev {
@@ -295,6 +340,147 @@ pub fn render_view(
         assistant_mask,
         message_spans,
     })
+}
+
+/// Token counts of prefixes of one rendered text, from its single tokenization.
+///
+/// Hugging Face tokenizers cut the text at added tokens (`<|im_end|>`, `<tool_call>`,
+/// …) before anything else, and tokenize the pieces between them independently. So
+/// when a prefix of the text and the whole text cut at the same added token `a`, the
+/// prefix's tokens are the whole text's tokens up to `a` followed by the tokens of the
+/// prefix's text from `a` on — a short stretch, tokenized here instead of the whole
+/// prefix. The two cut at the same added token when every added-token match up to
+/// `a` lies in text the two share: always for a prefix of the text; for a text that
+/// only shares `common` bytes with it (a tool-to-tool prefix), when `a` starts at
+/// least one longest added token before `common`.
+///
+/// That holds when added tokens are matched by content alone (none is `single_word`,
+/// `lstrip` or `rstrip`, special tokens are not encoded as text) and the tokenizer
+/// neither truncates nor pads; otherwise every method answers `None` (tokenize the
+/// prefix whole). Only added tokens matched before normalization serve as `a`.
+struct SpanTokens<'a> {
+    tokenizer: &'a tokenizers::Tokenizer,
+    text: &'a str,
+    ids: &'a [u32],
+    /// Per token, (start, end) in bytes of `text`.
+    offsets: &'a [(usize, usize)],
+    /// Byte position of each character of `text`, and `text.len()` last.
+    char_bytes: Vec<usize>,
+    /// Added tokens that can start a stretch: id -> content.
+    anchors: std::collections::HashMap<u32, String>,
+    /// Byte length of the longest added token.
+    longest: usize,
+    enabled: bool,
+}
+
+impl<'a> SpanTokens<'a> {
+    fn new(
+        tokenizer: &'a tokenizers::Tokenizer,
+        text: &'a str,
+        ids: &'a [u32],
+        offsets: &'a [(usize, usize)],
+    ) -> Self {
+        let added = tokenizer.get_added_tokens_decoder();
+        let enabled = tokenizer.get_truncation().is_none()
+            && tokenizer.get_padding().is_none()
+            && !tokenizer.get_encode_special_tokens()
+            && added.values().all(|t| !t.single_word && !t.lstrip && !t.rstrip)
+            && ids.len() == offsets.len();
+        let longest = added.values().map(|t| t.content.len()).max().unwrap_or(0);
+        let anchors = added
+            .into_iter()
+            .filter(|(_, t)| !t.normalized && !t.content.is_empty())
+            .map(|(id, t)| (id, t.content))
+            .collect();
+        let mut char_bytes: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        char_bytes.push(text.len());
+        Self { tokenizer, text, ids, offsets, char_bytes, anchors, longest, enabled }
+    }
+
+    /// Byte range in `text` of token `t`.
+    fn bytes_of(&self, t: usize) -> Option<(usize, usize)> {
+        let (s, e) = self.offsets[t];
+        (s <= e && e <= self.text.len()).then_some((s, e))
+    }
+
+    /// The tokens' offsets in characters, as `Tokenizer::encode_char_offsets` gives
+    /// them: the start is the character holding the start byte; the end the character
+    /// holding the end byte, or one past the character holding the last byte at the
+    /// end of the text; offsets starting at the end of the text stay as they are.
+    fn char_offsets(&self) -> Vec<(usize, usize)> {
+        let len = self.text.len();
+        let char_of = |b: usize| self.char_bytes.partition_point(|&x| x <= b) - 1;
+        self.offsets
+            .iter()
+            .map(|&(s, e)| {
+                if s >= len {
+                    (s, e)
+                } else if e < len {
+                    (char_of(s), char_of(e))
+                } else {
+                    (char_of(s), char_of(e - 1) + 1)
+                }
+            })
+            .collect()
+    }
+
+    /// The last token before `before` that is an added token starting at or before
+    /// byte `limit` (its text checked against the added token's content).
+    fn anchor(&self, before: usize, limit: usize) -> Option<usize> {
+        (0..before).rev().find(|&t| {
+            self.anchors.get(&self.ids[t]).is_some_and(|content| {
+                self.bytes_of(t)
+                    .is_some_and(|(s, e)| s <= limit && self.text.get(s..e) == Some(content.as_str()))
+            })
+        })
+    }
+
+    fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        Ok(self
+            .tokenizer
+            .encode_fast(text, false)
+            .map_err(|e| anyhow!("tokenizing part of the rendered conversation: {e}"))?
+            .get_ids()
+            .to_vec())
+    }
+
+    /// The token count of `text[..len]` (`len` in bytes), when it can be read from the
+    /// whole encoding: `len` falls between two tokens, and the stretch from the last
+    /// added token before it tokenizes to the same tokens as there. `None` otherwise.
+    fn prefix_tokens(&self, len: usize) -> Result<Option<usize>> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        if !self.text.is_char_boundary(len) {
+            return Ok(None);
+        }
+        let t = self.offsets.partition_point(|o| o.1 <= len);
+        if t < self.offsets.len() && self.offsets[t].0 < len {
+            return Ok(None); // inside a token
+        }
+        let Some(a) = self.anchor(t, len) else { return Ok(None) };
+        let Some((start, _)) = self.bytes_of(a) else { return Ok(None) };
+        let stretch = self.encode(&self.text[start..len])?;
+        Ok((stretch == self.ids[a..t]).then_some(t))
+    }
+
+    /// The length of the common token prefix of `other`'s tokenization and the whole
+    /// encoding, where `other` shares its first `common` bytes with `text`; `None`
+    /// when no added token starts early enough to tokenize from.
+    fn common_tokens(&self, other: &str, common: usize) -> Result<Option<usize>> {
+        if !self.enabled {
+            return Ok(None);
+        }
+        let Some(limit) = common.checked_sub(self.longest) else { return Ok(None) };
+        let before = self.offsets.partition_point(|&(s, _)| s <= limit);
+        let Some(a) = self.anchor(before, limit) else { return Ok(None) };
+        let Some((start, _)) = self.bytes_of(a) else { return Ok(None) };
+        let stretch = self.encode(&other[start..])?;
+        if stretch.first() != Some(&self.ids[a]) {
+            return Ok(None);
+        }
+        Ok(Some(a + common_prefix_len(&stretch, &self.ids[a..])))
+    }
 }
 
 /// HF's mask construction from generation character ranges and per-token
@@ -365,10 +551,12 @@ fn close_tool_run(open_tails: &mut Vec<(usize, String)>, rendering: &str, k: usi
 
 /// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary.
 fn common_prefix_bytes(a: &str, b: &str) -> usize {
-    a.char_indices()
-        .zip(b.chars())
-        .find(|((_, x), y)| x != y)
-        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+    let mut i = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    // the first differing byte lies inside the first differing character
+    while !a.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 fn common_prefix_len(a: &[u32], b: &[u32]) -> usize {
@@ -394,34 +582,42 @@ fn check_no_sentinels(v: &serde_json::Value) -> Result<()> {
 
 /// Remove generation sentinels, returning the clean text and the char ranges
 /// they delimited. Nested blocks count once (outermost range).
+///
+/// Errors: an `{% endgeneration %}` without its opening, or an unclosed block.
 fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
     let mut text = String::with_capacity(raw.len());
     let mut spans = Vec::new();
     let mut depth = 0usize;
     let mut open_at = 0usize;
     let mut n_chars = 0usize;
-    for ch in raw.chars() {
-        match ch {
-            GEN_START => {
-                if depth == 0 {
-                    open_at = n_chars;
-                }
-                depth += 1;
+    let bytes = raw.as_bytes();
+    let mut copied = 0usize;
+    // both sentinels are EF B7 9x in UTF-8; any other EF-led character is copied on
+    for at in memchr::memchr_iter(0xEF, bytes) {
+        let is_start = bytes[at..].starts_with(GEN_START.encode_utf8(&mut [0; 3]).as_bytes());
+        let is_end = !is_start && bytes[at..].starts_with(GEN_END.encode_utf8(&mut [0; 3]).as_bytes());
+        if !is_start && !is_end {
+            continue;
+        }
+        let segment = &raw[copied..at];
+        text.push_str(segment);
+        n_chars += segment.chars().count();
+        copied = at + GEN_START.len_utf8();
+        if is_start {
+            if depth == 0 {
+                open_at = n_chars;
             }
-            GEN_END => {
-                depth = depth
-                    .checked_sub(1)
-                    .ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
-                if depth == 0 {
-                    spans.push((open_at, n_chars));
-                }
-            }
-            c => {
-                text.push(c);
-                n_chars += 1;
+            depth += 1;
+        } else {
+            depth = depth
+                .checked_sub(1)
+                .ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
+            if depth == 0 {
+                spans.push((open_at, n_chars));
             }
         }
     }
+    text.push_str(&raw[copied..]);
     if depth != 0 {
         bail!("unterminated {{% generation %}} block");
     }
@@ -846,6 +1042,17 @@ mod tests {
     }
 
     #[test]
+    fn sentinels_are_stripped_and_other_characters_with_their_lead_byte_kept() {
+        // U+FDEF and U+FF03 start with the same UTF-8 byte (EF) as the sentinels
+        let raw = format!("a\u{FDEF}{GEN_START}b\u{FF03}{GEN_START}c{GEN_END}{GEN_END}d{GEN_START}{GEN_END}");
+        let r = strip_generation_sentinels(&raw).unwrap();
+        assert_eq!(r.text, "a\u{FDEF}b\u{FF03}cd");
+        assert_eq!(r.generation_char_spans, vec![(2, 5), (6, 6)]);
+        assert!(strip_generation_sentinels(&format!("a{GEN_END}")).unwrap_err().to_string().contains("unbalanced"));
+        assert!(strip_generation_sentinels(&format!("{GEN_START}a")).unwrap_err().to_string().contains("unterminated"));
+    }
+
+    #[test]
     fn python_style_printing_of_constants() {
         // Jinja2 prints Python reprs: True / None, and undefined as "".
         let out = render_text(
@@ -1002,6 +1209,88 @@ mod tests {
         let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
         // (the common part runs to the "<" that "<|im_end|>" and "<tool_response>" share)
         assert!(err.contains("not prefix-preserving: the rendering of messages[..=1] adds \"|im_end|>\\n\""), "{err}");
+    }
+
+    /// Checks [`SpanTokens`] against whole-prefix tokenization at every character
+    /// boundary of `text`. A prefix count must be given wherever the prefix ends
+    /// between two tokens, tokenized whole is the start of the whole encoding and an
+    /// added token ends within it, and be that count. A common-prefix count for the prefix
+    /// followed by `tail` must be the common token prefix of that text tokenized whole,
+    /// and be given wherever an added token starts one longest added token before the
+    /// divergence. Returns how many of each it gave.
+    fn check_span_tokens(tok: &tokenizers::Tokenizer, text: &str, tail: &str) -> (usize, usize) {
+        let enc = tok.encode(text, false).unwrap();
+        let ids = enc.get_ids();
+        let spans = SpanTokens::new(tok, text, ids, enc.get_offsets());
+        assert_eq!(spans.char_offsets(), tok.encode_char_offsets(text, false).unwrap().get_offsets());
+        let added: Vec<usize> = (0..ids.len()).filter(|&t| spans.anchors.contains_key(&ids[t])).collect();
+        let first_end = added.first().map_or(usize::MAX, |&t| spans.bytes_of(t).unwrap().1);
+        let first_start = added.first().map_or(usize::MAX, |&t| spans.bytes_of(t).unwrap().0);
+        let (mut prefixes, mut commons) = (0, 0);
+        for (len, _) in text.char_indices().chain([(text.len(), ' ')]) {
+            let whole = tok.encode_fast(&text[..len], false).unwrap().get_ids().to_vec();
+            let starts_whole = whole.len() <= ids.len() && whole == ids[..whole.len()];
+            match spans.prefix_tokens(len).unwrap() {
+                Some(t) => {
+                    assert_eq!(whole, ids[..t], "prefix of {len} bytes: {:?}", &text[..len]);
+                    prefixes += 1;
+                }
+                None => {
+                    // (a prefix ending inside a token may still tokenize to the start of the
+                    // whole encoding, e.g. both as [UNK]: then the prefix is tokenized whole)
+                    let boundary = enc.get_offsets().iter().all(|&(s, e)| e <= len || s >= len);
+                    assert!(!(starts_whole && boundary && len >= first_end), "prefix of {len} bytes missed: {:?}", &text[..len])
+                }
+            }
+            let other = format!("{}{tail}", &text[..len]);
+            let common = common_prefix_bytes(&other, text);
+            match spans.common_tokens(&other, common).unwrap() {
+                Some(n) => {
+                    let whole = tok.encode_fast(other.as_str(), false).unwrap().get_ids().to_vec();
+                    assert_eq!(n, common_prefix_len(&whole, ids), "{other:?}");
+                    commons += 1;
+                }
+                None => assert!(common < first_start.saturating_add(spans.longest), "{other:?} missed"),
+            }
+        }
+        (prefixes, commons)
+    }
+
+    #[test]
+    fn span_tokens_agree_with_whole_prefix_tokenization() {
+        let tok = tiny_tokenizer();
+        let msgs = vec![
+            json!({"role": "user", "content": "hi\n\nok é😀 \u{FDEF}"}),
+            json!({"role": "assistant", "content": "yo", "tool_calls": [
+                {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}),
+            json!({"role": "tool", "content": "a"}),
+            json!({"role": "tool", "content": "b b"}),
+            json!({"role": "assistant", "content": "ok"}),
+        ];
+        let text = sample_template().render(&msgs, None, false).unwrap().text;
+        let (prefixes, commons) = check_span_tokens(&tok, &text, "</tool_response><|im_end|>\n");
+        // 314 bytes, 308 characters, 81 tokens, the first "<|im_start|>": every token
+        // boundary but the start (81 of 82) is read from the offsets, and the tool-run
+        // count is given at every one of the 309 positions but the first 16 (the longest
+        // added token, "</tool_response>")
+        assert_eq!((text.len(), text.chars().count(), tok.encode_fast(text.as_str(), false).unwrap().len()), (314, 308, 81));
+        assert_eq!((prefixes, commons), (81, 309 - 16));
+        // and the spans of render_view are the ones whole-prefix tokenization gives
+        let view = render_view(&sample_template(), &tok, &msgs, None).unwrap();
+        for span in &view.message_spans[..2] {
+            let prefix = sample_template().render(&msgs[..=span.index], None, false).unwrap().text;
+            assert_eq!(span.end, tok.encode_fast(prefix.as_str(), false).unwrap().len(), "{span:?}");
+        }
+    }
+
+    #[test]
+    fn message_ending_inside_a_token_is_refused() {
+        // message 0 renders "hi\n", message 1 "\nyo\n": the whole text has the token
+        // "\n\n" across the boundary, so no token count ends message 0
+        let t = ChatTemplate::new("{% for m in messages %}{{ m.content }}\n{% endfor %}").unwrap();
+        let msgs = vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "\nyo"})];
+        let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
+        assert!(err.contains("message 0 does not end at a token boundary"), "{err}");
     }
 
     /// Word-level tokenizer that splits on the ChatML specials, newlines and
@@ -1185,6 +1474,19 @@ mod tests {
         // TRL's training variant renders the same conversation with verified spans
         let view = render_view(&shared_qwen3_training(), &tok, &msgs, None).unwrap();
         assert_eq!(view.message_spans.last().unwrap().end, view.input_ids.len());
+    }
+
+    /// The same check on real text: the first 3,000 characters of the reference view
+    /// of pytest-dev__pytest-7432 (system prompt, task, first turns) with the Qwen3 tokenizer.
+    #[test]
+    #[ignore = "needs the shared data (../shared)"]
+    fn span_tokens_agree_with_whole_prefix_tokenization_on_qwen3() {
+        let (tok, reference) = load_reference(1);
+        let ids: Vec<u32> = serde_json::from_value(reference["input_ids"].clone()).unwrap();
+        let text = tok.decode(&ids, false).unwrap();
+        let text: String = text.chars().take(3000).collect();
+        let (prefixes, commons) = check_span_tokens(&tok, &text, "\n</tool_response><|im_end|>\n");
+        assert!(prefixes > 100 && commons > 100, "{prefixes} {commons}");
     }
 
     #[test]

@@ -1,0 +1,117 @@
+//! `views build` over several trajectories (issue 12): the renderers run in parallel,
+//! the lines come out in instance order, equal to building each instance alone, and
+//! a failure in any one instance stops the build with nothing written.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("sphragis-views-build-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self { dir }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_sphragis"))
+            .arg("--db")
+            .arg(self.dir.join("t.duckdb"))
+            .arg("--quiet")
+            .args(args)
+            .current_dir(&self.dir)
+            .output()
+            .unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.run(args);
+        assert!(output.status.success(), "{args:?}: {}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn sft() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft")
+}
+
+const INSTANCES: [&str; 3] = ["broken__lint-3", "demo__env-1", "demo__fix-2"];
+
+/// A scratch database with the three sample trajectories loaded (in reverse order, so
+/// instance order is not load order).
+fn loaded(name: &str) -> Scratch {
+    let s = Scratch::new(name);
+    for instance in INSTANCES.iter().rev() {
+        let path = sft().join(format!("audit/{instance}.traj.json"));
+        s.ok(&["load", "trajectories", path.to_str().unwrap()]);
+    }
+    s
+}
+
+fn build(s: &Scratch, template: &Path, out: &str, instances: &[&str]) -> Output {
+    let tokenizer = sft().join("tokenizer.json");
+    let mut args = vec!["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template"];
+    args.extend([template.to_str().unwrap(), "--pool", "A", "--out", out]);
+    for i in instances {
+        args.extend(["--instance", i]);
+    }
+    s.run(&args)
+}
+
+fn lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn views_of_several_trajectories_come_out_in_instance_order_as_built_alone() {
+    let s = loaded("order");
+    let template = sft().join("chatml_training.jinja");
+    assert!(build(&s, &template, "all.jsonl", &[]).status.success());
+    let all = lines(&s.dir.join("all.jsonl"));
+    let ids: Vec<&str> = all.iter().map(|v| v["instance_id"].as_str().unwrap()).collect();
+    assert_eq!(ids, INSTANCES);
+    for (i, instance) in INSTANCES.iter().enumerate() {
+        let out = format!("{instance}.jsonl");
+        assert!(build(&s, &template, &out, &[instance]).status.success());
+        let alone = lines(&s.dir.join(&out));
+        assert_eq!(alone.len(), 1);
+        assert_eq!(alone[0], all[i], "{instance}");
+        // the spans tile the whole view
+        let spans = alone[0]["message_spans"].as_array().unwrap();
+        assert_eq!(spans[0]["start"], 0);
+        assert!(spans.windows(2).all(|w| w[0]["end"] == w[1]["start"]));
+        assert_eq!(spans.last().unwrap()["end"], alone[0]["input_ids"].as_array().unwrap().len());
+    }
+}
+
+#[test]
+fn views_build_stops_at_a_failing_trajectory_and_writes_nothing() {
+    let s = loaded("fails");
+    // the sample template, made to fail on the first message of one instance only
+    let sample = std::fs::read_to_string(sft().join("chatml_training.jinja")).unwrap();
+    let failing = format!(
+        "{{%- if messages|length > 3 and 'ruff' in messages[3].content %}}{{{{ raise_exception('no ruff here') }}}}{{%- endif %}}{sample}"
+    );
+    let template = s.dir.join("failing.jinja");
+    std::fs::write(&template, failing).unwrap();
+    let output = build(&s, &template, "out.jsonl", &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("rendering broken__lint-3") && stderr.contains("no ruff here"), "{stderr}");
+    assert!(!s.dir.join("out.jsonl").exists(), "nothing is written");
+    assert!(!s.dir.join("out.jsonl.partial").exists());
+    // the other two still build with it
+    let output = build(&s, &template, "out.jsonl", &INSTANCES[1..]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(lines(&s.dir.join("out.jsonl")).len(), 2);
+}
