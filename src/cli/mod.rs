@@ -71,13 +71,39 @@ pub enum FormatArg {
     Json,
 }
 
-impl From<FormatArg> for crate::report::Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Table => Self::Table,
-            FormatArg::Csv => Self::Csv,
-            FormatArg::Json => Self::Json,
-        }
+/// How `--format csv` is written (shared by report, sql, examples and demo).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct CsvArgs {
+    /// CSV: keep every cell as the database holds it, for programs. By default CSV is
+    /// made safe to open in a spreadsheet: a text cell or header that begins with `=`,
+    /// `+`, `-`, `@`, tab or carriage return gets a leading `'` (OWASP CSV injection),
+    /// except text that is a plain number such as -3.
+    #[arg(long)]
+    pub csv_raw: bool,
+    /// CSV: start with a UTF-8 byte-order mark, for spreadsheet programs that need one
+    /// to read UTF-8.
+    #[arg(long)]
+    pub csv_bom: bool,
+}
+
+impl FormatArg {
+    /// The output format, with `csv`'s options.
+    ///
+    /// Errors (usage, exit 2): `--csv-raw` or `--csv-bom` with a format other than csv,
+    /// where they would silently do nothing.
+    pub fn with(self, csv: CsvArgs) -> Result<crate::report::Format, CliError> {
+        use crate::report::{CsvStyle, Format};
+        Ok(match self {
+            FormatArg::Csv => Format::Csv(CsvStyle { raw: csv.csv_raw, bom: csv.csv_bom }),
+            _ if csv.csv_raw || csv.csv_bom => {
+                return Err(CliError {
+                    error: anyhow::anyhow!("--csv-raw and --csv-bom apply to --format csv only"),
+                    exit_code: 2,
+                });
+            }
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+        })
     }
 }
 
