@@ -6,7 +6,8 @@
 //! escapes, CR/LF —, replace a number with NaN / Infinity / integers beyond i64 and 2^53
 //! / deep nesting, put a lone surrogate or other escape in a string, duplicate a key,
 //! change every line end to CRLF or CR, add a BOM, empty the file), loads it into a
-//! database that already holds the unmutated sample, and checks the invariant:
+//! database that already holds the unmutated samples of every other kind, and checks
+//! the invariant:
 //!
 //! - the loader never panics (proptest reports a panic as a failure) and returns within
 //!   [`CASE_SECONDS`];
@@ -269,16 +270,20 @@ fn runner() -> TestRunner {
     TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &key))
 }
 
-/// A database holding the kind's unmutated sample (and, for views, nothing else).
-fn database_with_seed(kind: InputKind, dir: &Path) -> Connection {
+/// A database holding the unmutated sample of every other kind (each must load), so a
+/// refused load is checked against a populated file and a mutant of `kind` that is still
+/// valid is accepted rather than refused as a repeat of its own sample.
+fn database_with_other_samples(kind: InputKind, dir: &Path) -> Connection {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    let (name, bytes) = seed(kind);
-    let path = dir.join("seed").join(name);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, bytes).unwrap();
-    match load(kind, &conn, &path) {
-        Ok(LoadOutcome::Loaded(f)) => assert!(f.rows > 0, "{kind}: the seed loaded no rows"),
-        other => panic!("{kind}: the unmutated seed does not load: {other:?}"),
+    for other in InputKind::ALL.into_iter().filter(|k| *k != kind) {
+        let (name, bytes) = seed(other);
+        let path = dir.join("seed").join(other.name()).join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        match load(other, &conn, &path) {
+            Ok(LoadOutcome::Loaded(f)) => assert!(f.rows > 0, "{other}: the sample loaded no rows"),
+            other_outcome => panic!("{other}: the unmutated sample does not load: {other_outcome:?}"),
+        }
     }
     conn
 }
@@ -320,7 +325,7 @@ fn check(kind: InputKind, conn: &Connection, path: &Path, bytes: &[u8]) -> Resul
 fn fuzz(kind: InputKind) {
     let dir = std::env::temp_dir().join(format!("sphragis-fuzz-{}-{}", kind.name(), std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let conn = database_with_seed(kind, &dir);
+    let conn = database_with_other_samples(kind, &dir);
     let (name, seed_bytes) = seed(kind);
     let case = std::cell::Cell::new(0u32);
     let accepted = std::cell::Cell::new(0u32);
@@ -400,5 +405,57 @@ fn directory_or_fifo_as_input_is_refused_for_every_kind() {
         }
     }
     assert_eq!(fingerprint(&conn), before);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// What real producers write, decided (issue 15). SWE-bench observations hold NUL,
+/// ANSI colour escapes and backspaces: accepted, and the bytes kept as they were.
+#[test]
+fn trajectory_observation_keeps_nul_ansi_and_backspace() {
+    let dir = std::env::temp_dir().join(format!("sphragis-fuzz-controls-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (_, bytes) = seed(InputKind::Trajectories);
+    let mut t: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let observation = "\u{0}NUL \u{1b}[31mred\u{1b}[0m \u{8}bs";
+    t["messages"][1]["content"] = observation.into();
+    let path = dir.join("controls.traj.json");
+    std::fs::write(&path, serde_json::to_vec(&t).unwrap()).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    assert!(matches!(load(InputKind::Trajectories, &conn, &path).unwrap(), LoadOutcome::Loaded(_)));
+    let stored: String = conn.query_row("select text from sft_messages where msg_index = 1", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, observation);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Decided: Python's `json.dumps` writes a lone surrogate escape (`"\ud83d"`, a broken
+/// emoji) and `NaN` / `Infinity` for floats that are not finite. Neither is JSON
+/// (RFC 8259 §7 and §6), a lone surrogate cannot be stored as UTF-8 text, and a NaN in
+/// a field sphragis reads would be a number it cannot count; so both are refused with
+/// an error naming the file and line, and nothing is written.
+#[test]
+fn python_lone_surrogate_and_nan_are_refused_naming_file_and_line() {
+    let dir = std::env::temp_dir().join(format!("sphragis-fuzz-python-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let before = fingerprint(&conn);
+    let examples = String::from_utf8(seed(InputKind::Examples).1).unwrap();
+    let second_line_surrogate = examples.replacen("\"message\": \"", "\"message\": \"\\ud83d", 2).replacen("\"message\": \"\\ud83d", "\"message\": \"", 1);
+    let views = String::from_utf8(seed(InputKind::Views).1).unwrap();
+    let nan_view = views.replacen("\"input_ids\": [1", "\"input_ids\": [NaN", 1);
+    let trajectory = String::from_utf8(seed(InputKind::Trajectories).1).unwrap();
+    let surrogate_trajectory = trajectory.replacen("\"content\": \"", "\"content\": \"\\ud83d ", 1);
+    for (kind, name, text, expected) in [
+        (InputKind::Examples, "surrogate.jsonl", second_line_surrogate, "surrogate.jsonl:2:"),
+        (InputKind::Views, "nan.jsonl", nan_view, "nan.jsonl:1: field `input_ids[0]`"),
+        (InputKind::Trajectories, "surrogate.traj.json", surrogate_trajectory, "surrogate.traj.json: not JSON"),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let err = format!("{:#}", load(kind, &conn, &path).unwrap_err());
+        assert!(err.contains(expected), "{kind}: {err}");
+        assert_eq!(fingerprint(&conn), before);
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }
