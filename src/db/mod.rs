@@ -121,8 +121,8 @@ fn open_error(path: &Path, error: duckdb::Error, read_only: bool) -> anyhow::Err
             let doing = if read_only { "reading" } else { "writing" };
             format!(
                 "{}: in use by {holder}, so it cannot be opened for {doing}: a database file is open for writing by \
-                 one process at a time (load, refine, split, freeze, views build), or for reading by any number \
-                 (report, sql, views, examples) while nothing writes; wait for that process to end and run the \
+                 one process at a time (init, load, refine, split, freeze, verify, examples), or for reading by \
+                 any number (report, sql, views) while nothing writes; wait for that process to end and run the \
                  command again",
                 path.display()
             )
