@@ -312,3 +312,40 @@ fn pending_wal_is_read_by_readers_and_replayed_by_writers() {
     assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0);
     assert_eq!(s.value("select count(*) from sph_log where command = 'test'"), "1");
 }
+
+/// A full disk during a load (a 10 MB tmpfs): a clear error with what to do, the earlier
+/// load intact, nothing of the failed one; after space is freed, the load completes.
+#[test]
+#[ignore = "mounts a tmpfs: needs root (CAP_SYS_ADMIN)"]
+fn full_disk_during_load_leaves_nothing() {
+    let s = Scratch::new("full-disk");
+    let mount = s.dir.join("tiny");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=10m", "tmpfs"]).arg(&mount).status().unwrap();
+    assert!(mounted.success(), "cannot mount a tmpfs");
+    let disk = Scratch { dir: mount.clone() };
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    replicated_examples(&s.dir.join("big.jsonl"), 2000);
+    let orgs = s.dir.join("orgs.json");
+    let big = s.dir.join("big.jsonl");
+    disk.ok(&["load", "orgs", orgs.to_str().unwrap()]);
+    let before = disk.state();
+    let out = disk.run(&["load", "examples", big.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let result = std::panic::catch_unwind(|| {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("No space left on device") && err.contains("hint: the disk is full"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(disk.state(), before, "the failed load left something");
+    });
+    // free space: move the database to a roomy folder and load again
+    for entry in std::fs::read_dir(&mount).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, s.dir.join(path.file_name().unwrap())).unwrap();
+    }
+    std::mem::forget(disk);
+    let _ = Command::new("umount").arg(&mount).status();
+    result.unwrap();
+    s.ok(&["load", "examples", "big.jsonl"]);
+    assert_eq!(s.value("select count(*) from review_examples"), "36000");
+}

@@ -459,3 +459,39 @@ fn python_lone_surrogate_and_nan_are_refused_naming_file_and_line() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Fuzz finding (labels, `LineEnds("\n\n")`): the same label items in other bytes (blank
+/// lines between them) were refused by a primary-key error that named neither file nor
+/// line. Now the repeat is named by file, line and field, in a file and across files.
+#[test]
+fn labels_repeated_item_names_file_line_and_field() {
+    let dir = std::env::temp_dir().join(format!("sphragis-fuzz-labels-repeat-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let text = String::from_utf8(seed(InputKind::Labels).1).unwrap();
+    let first = dir.join("labels.jsonl");
+    std::fs::write(&first, &text).unwrap();
+    assert!(matches!(load(InputKind::Labels, &conn, &first).unwrap(), LoadOutcome::Loaded(_)));
+    let before = fingerprint(&conn);
+    let spaced = dir.join("spaced.jsonl");
+    std::fs::write(&spaced, text.replace('\n', "\n\n")).unwrap();
+    let err = format!("{:#}", load(InputKind::Labels, &conn, &spaced).unwrap_err());
+    let item = text.lines().next().unwrap();
+    let id: serde_json::Value = serde_json::from_str(item).unwrap();
+    let expected = format!(
+        "spaced.jsonl:1: field `item_id`: item {} of rater {} is already loaded from {}",
+        id["item_id"].to_string().trim_matches('"'),
+        id["rater"].as_str().unwrap(),
+        std::fs::canonicalize(&first).unwrap().display()
+    );
+    assert!(err.contains(&expected), "{err}\nexpected: {expected}");
+    assert_eq!(fingerprint(&conn), before);
+    let twice = dir.join("twice.jsonl");
+    let line = r#"{"item_id": 999, "example_id": "os-831000-a1", "rater": "Z", "label": "valid"}"#;
+    std::fs::write(&twice, format!("{line}\n{line}\n")).unwrap();
+    let err = format!("{:#}", load(InputKind::Labels, &conn, &twice).unwrap_err());
+    assert!(err.contains("twice.jsonl:2: field `item_id`:") && err.contains("repeats line 1"), "{err}");
+    assert_eq!(fingerprint(&conn), before);
+    std::fs::remove_dir_all(dir).unwrap();
+}

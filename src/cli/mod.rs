@@ -159,7 +159,11 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e.error) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {}", describe(&e.error));
+            let message = describe(&e.error);
+            eprintln!("error: {message}");
+            if let Some(hint) = hint(&message) {
+                eprintln!("{hint}");
+            }
             ExitCode::from(e.exit_code)
         }
     }
@@ -174,6 +178,15 @@ pub fn describe(e: &anyhow::Error) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(": ")
+}
+
+/// A line of advice for errors whose cause is outside sphragis: a full disk.
+pub fn hint(message: &str) -> Option<&'static str> {
+    message.contains("No space left on device").then_some(
+        "hint: the disk is full. A load, refine or freeze is one transaction, so the database keeps what it \
+         held before this command; free space and run the command again (a write-ahead log <file>.wal left \
+         beside the database is replayed by the next command that writes)",
+    )
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
