@@ -44,6 +44,8 @@ pub struct Args {
     /// Output format of the reports.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub csv: super::CsvArgs,
     /// Write report files here instead of printing.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -151,7 +153,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         Some(_) => report::ExportContext::of(&conn, &db, serde_json::json!({"report": "all"}))?,
         None => report::ExportContext::default(),
     };
-    super::report::print_or_write(&tables, args.format, args.out.as_deref(), &context)
+    super::report::print_or_write(&tables, args.format.with(args.csv)?, args.out.as_deref(), &context)
 }
 
 /// Whether `db` is a database an earlier demo made (and may be replaced).

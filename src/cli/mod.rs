@@ -76,13 +76,39 @@ pub enum FormatArg {
     Json,
 }
 
-impl From<FormatArg> for crate::report::Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Table => Self::Table,
-            FormatArg::Csv => Self::Csv,
-            FormatArg::Json => Self::Json,
-        }
+/// How `--format csv` is written (shared by report, sql, examples and demo).
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct CsvArgs {
+    /// CSV: keep every cell as the database holds it, for programs. By default CSV is
+    /// made safe to open in a spreadsheet: a text cell or header that begins with `=`,
+    /// `+`, `-`, `@`, tab or carriage return gets a leading `'` (OWASP CSV injection),
+    /// except text that is a plain number such as -3.
+    #[arg(long)]
+    pub csv_raw: bool,
+    /// CSV: start with a UTF-8 byte-order mark, for spreadsheet programs that need one
+    /// to read UTF-8.
+    #[arg(long)]
+    pub csv_bom: bool,
+}
+
+impl FormatArg {
+    /// The output format, with `csv`'s options.
+    ///
+    /// Errors (usage, exit 2): `--csv-raw` or `--csv-bom` with a format other than csv,
+    /// where they would silently do nothing.
+    pub fn with(self, csv: CsvArgs) -> Result<crate::report::Format, CliError> {
+        use crate::report::{CsvStyle, Format};
+        Ok(match self {
+            FormatArg::Csv => Format::Csv(CsvStyle { raw: csv.csv_raw, bom: csv.csv_bom }),
+            _ if csv.csv_raw || csv.csv_bom => {
+                return Err(CliError {
+                    error: anyhow::anyhow!("--csv-raw and --csv-bom apply to --format csv only"),
+                    exit_code: 2,
+                });
+            }
+            FormatArg::Table => Format::Table,
+            FormatArg::Json => Format::Json,
+        })
     }
 }
 
@@ -138,7 +164,11 @@ pub fn main() -> ExitCode {
             if is_broken_pipe(&e.error) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("error: {}", describe(&e.error));
+            let message = describe(&e.error);
+            eprintln!("error: {message}");
+            if let Some(hint) = hint(&message) {
+                eprintln!("{hint}");
+            }
             ExitCode::from(e.exit_code)
         }
     }
@@ -153,6 +183,15 @@ pub fn describe(e: &anyhow::Error) -> String {
         .map(ToString::to_string)
         .collect::<Vec<_>>()
         .join(": ")
+}
+
+/// A line of advice for errors whose cause is outside sphragis: a full disk.
+pub fn hint(message: &str) -> Option<&'static str> {
+    message.contains("No space left on device").then_some(
+        "hint: the disk is full. A load, refine or freeze is one transaction, so the database keeps what it \
+         held before this command; free space and run the command again (a write-ahead log <file>.wal left \
+         beside the database is replayed by the next command that writes)",
+    )
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

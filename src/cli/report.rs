@@ -15,6 +15,8 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub csv: super::CsvArgs,
     /// Write one file per view or macro (`<name>.<ext>`) and a manifest.json (database,
     /// inputs, code version, options, each file's query and rows) here instead of printing.
     #[arg(long)]
@@ -77,6 +79,7 @@ fn report_list() -> String {
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
+    let format = args.format.with(args.csv)?;
     let conn = crate::db::open_read_only(db)?;
     let chosen: Vec<&Report> = if args.name == "all" {
         REPORTS.iter().collect()
@@ -143,24 +146,24 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         Some(_) => report::ExportContext::of(&conn, db, options)?,
         None => report::ExportContext::default(),
     };
-    print_or_write(&tables, args.format, args.out.as_deref(), &context)
+    print_or_write(&tables, format, args.out.as_deref(), &context)
 }
 
 /// Prints the tables (CSV on stdout gets its stamp on stderr, so stdout stays clean CSV)
 /// or writes them as files with a manifest (see [`report::write_files`]).
 pub fn print_or_write(
     tables: &[report::ReportTable],
-    format: FormatArg,
+    format: report::Format,
     out: Option<&Path>,
     context: &report::ExportContext,
 ) -> Result<(), CliError> {
     if let Some(dir) = out {
-        for path in report::write_files(dir, tables, format.into(), context)? {
+        for path in report::write_files(dir, tables, format, context)? {
             super::outln!("wrote {}", path.display())?;
         }
         return Ok(());
     }
-    if format == FormatArg::Csv && tables.len() > 1 {
+    if matches!(format, report::Format::Csv(_)) && tables.len() > 1 {
         return Err(CliError {
             error: anyhow::anyhow!("{} tables as CSV need --out DIR (one file per view, named after it)", tables.len()),
             exit_code: 2,
@@ -169,7 +172,7 @@ pub fn print_or_write(
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     match format {
-        FormatArg::Json if tables.len() > 1 => {
+        report::Format::Json if tables.len() > 1 => {
             let all: Vec<serde_json::Value> = tables
                 .iter()
                 .map(|t| serde_json::from_str(&report::render_json(t)?).map_err(anyhow::Error::from))
@@ -178,13 +181,13 @@ pub fn print_or_write(
         }
         _ => {
             for (i, t) in tables.iter().enumerate() {
-                if format == FormatArg::Csv {
+                if matches!(format, report::Format::Csv(_)) {
                     eprintln!("# {}", report::stamp(t));
                 } else if i > 0 {
                     writeln!(stdout)?;
                 }
-                write!(stdout, "{}", report::render(t, format.into())?)?;
-                if format == FormatArg::Json {
+                write!(stdout, "{}", report::render(t, format)?)?;
+                if format == report::Format::Json {
                     writeln!(stdout)?;
                 }
             }

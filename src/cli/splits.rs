@@ -66,6 +66,8 @@ pub struct ExamplesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub csv: super::CsvArgs,
 }
 
 pub fn split(db: &Path, args: SplitArgs) -> Result<(), CliError> {
@@ -133,6 +135,6 @@ pub fn examples(db: &Path, args: ExamplesArgs) -> Result<(), CliError> {
     if table.stamp.is_none() {
         eprintln!("unsealed {} {} {}: logged in sph_log", args.version, args.org, args.split);
     }
-    super::out!("{}", crate::report::render(&table, args.format.into())?)?;
+    super::out!("{}", crate::report::render(&table, args.format.with(args.csv)?)?)?;
     Ok(())
 }

@@ -51,7 +51,7 @@ pub fn open(path: &Path) -> Result<Connection> {
         Connection::open_in_memory()?
     } else {
         check_database_file(path)?;
-        Connection::open(path).with_context(|| format!("{}: cannot open as a DuckDB database", path.display()))?
+        Connection::open(path).map_err(|e| open_error(path, e, false))?
     };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
     Ok(conn)
@@ -68,8 +68,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     }
     check_database_file(path)?;
     let config = Config::default().access_mode(AccessMode::ReadOnly)?;
-    let conn = Connection::open_with_flags(path, config)
-        .with_context(|| format!("{}: cannot open as a DuckDB database", path.display()))?;
+    let conn = Connection::open_with_flags(path, config).map_err(|e| open_error(path, e, true))?;
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
     views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
     crate::rules::udf::register_all(&conn)?;
@@ -87,6 +86,64 @@ pub fn open_for_queries(path: &Path) -> Result<Connection> {
     let conn = open_read_only(path)?;
     conn.execute_batch("set enable_external_access = false")?;
     Ok(conn)
+}
+
+/// The process holding a database file's lock, as DuckDB names it: `Could not set lock
+/// on file "<file>": Conflicting lock is held in <program> (PID <pid>)`. Returns the
+/// program and the PID (`None` where DuckDB's message does not say it).
+pub fn lock_holder(message: &str) -> Option<(Option<String>, Option<u32>)> {
+    if !message.contains("Could not set lock on file") {
+        return None;
+    }
+    let held = message.split_once("Conflicting lock is held in ").map(|(_, rest)| rest);
+    let program = held.and_then(|h| h.rsplit_once(" (PID ")).map(|(p, _)| p.trim().to_string());
+    let pid = held
+        .and_then(|h| h.rsplit_once("(PID "))
+        .and_then(|(_, rest)| rest.split(')').next())
+        .and_then(|n| n.trim().parse().ok());
+    Some((program, pid))
+}
+
+/// The error of a failed open, in sphragis's terms: a lock held by another process
+/// becomes a message naming that process and the concurrency model (one process that
+/// writes, or many that only read); a read-only open beside a pending write-ahead log
+/// says how to replay it. DuckDB's own message stays as the cause.
+fn open_error(path: &Path, error: duckdb::Error, read_only: bool) -> anyhow::Error {
+    let text = error.to_string();
+    let wal = wal_path(path);
+    let message = match lock_holder(&text) {
+        Some((program, pid)) => {
+            let holder = match (pid, program) {
+                (Some(pid), Some(program)) => format!("process {pid} ({program})"),
+                (Some(pid), None) => format!("process {pid}"),
+                _ => "another process".to_string(),
+            };
+            let doing = if read_only { "reading" } else { "writing" };
+            format!(
+                "{}: in use by {holder}, so it cannot be opened for {doing}: a database file is open for writing by \
+                 one process at a time (init, load, refine, split, freeze, verify, examples), or for reading by \
+                 any number (report, sql, views) while nothing writes; wait for that process to end and run the \
+                 command again",
+                path.display()
+            )
+        }
+        None if read_only && wal.is_file() => format!(
+            "{}: cannot open for reading; a write-ahead log {} is pending (left by a process that stopped before \
+             it finished): run a writing command once, e.g. `sphragis --db {} init`, to replay it, then read again",
+            path.display(),
+            wal.display(),
+            path.display()
+        ),
+        None => format!("{}: cannot open as a DuckDB database", path.display()),
+    };
+    anyhow::Error::new(error).context(message)
+}
+
+/// The write-ahead log DuckDB keeps beside a database file: `<file>.wal`.
+pub fn wal_path(path: &Path) -> std::path::PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".wal");
+    name.into()
 }
 
 /// Runs `work` inside one transaction: commit when it returns `Ok`, roll back when it
@@ -111,4 +168,23 @@ pub fn prepare(conn: &Connection) -> Result<()> {
     crate::rules::udf::register_all(conn)?;
     views::register(conn)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lock_conflict_names_the_holder() {
+        let duckdb = "IO Error: Could not set lock on file \"/tmp/cc/t.duckdb\": Conflicting lock is held in \
+                      /usr/bin/sphragis (PID 7765). See also https://duckdb.org/docs/current/connect/concurrency";
+        assert_eq!(lock_holder(duckdb), Some((Some("/usr/bin/sphragis".into()), Some(7765))));
+        assert_eq!(lock_holder("IO Error: Could not set lock on file \"x\": Resource busy"), Some((None, None)));
+        assert_eq!(lock_holder("Catalog Error: no such table"), None);
+    }
+
+    #[test]
+    fn wal_is_beside_the_file() {
+        assert_eq!(wal_path(Path::new("/d/t.duckdb")), Path::new("/d/t.duckdb.wal"));
+    }
 }

@@ -588,7 +588,8 @@ fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Table,
-    Csv,
+    /// RFC 4180 CSV, written as [`CsvStyle`] says.
+    Csv(CsvStyle),
     Json,
 }
 
@@ -597,10 +598,61 @@ impl Format {
     pub fn extension(self) -> &'static str {
         match self {
             Format::Table => "txt",
-            Format::Csv => "csv",
+            Format::Csv(_) => "csv",
             Format::Json => "json",
         }
     }
+}
+
+/// How CSV is written. The default is CSV safe to open in a spreadsheet, without a
+/// byte-order mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CsvStyle {
+    /// Keep every cell exactly as the database holds it (CSV for programs): no
+    /// neutralisation of formula-like text (see [`neutralise_formula`]).
+    pub raw: bool,
+    /// Start the output with a UTF-8 byte-order mark (EF BB BF), which some spreadsheet
+    /// programs need to read UTF-8.
+    pub bom: bool,
+}
+
+/// The characters that make a spreadsheet read a cell as a formula or a command when
+/// they open it (OWASP "CSV Injection"): `=`, `+`, `-`, `@`, tab and carriage return.
+pub const FORMULA_TRIGGERS: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// A text cell as it is written to CSV meant for spreadsheets: text that begins with
+/// one of [`FORMULA_TRIGGERS`] gets a leading single quote (`=HYPERLINK(..)` becomes
+/// `'=HYPERLINK(..)`), the mitigation OWASP recommends, so a spreadsheet shows it as
+/// text instead of evaluating it. Text that is a plain decimal number (`-3`, `+0.5`,
+/// `-1.5e-3`) is left as it is: a spreadsheet reads it as that number, which cannot
+/// run anything, and prefixing it would turn numbers into text. Numeric cells never
+/// pass through here. Everything else is returned unchanged.
+pub fn neutralise_formula(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.starts_with(FORMULA_TRIGGERS) && !is_plain_number(text) {
+        std::borrow::Cow::Owned(format!("'{text}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Whether `text` is a plain decimal number: optional sign, digits with at most one
+/// decimal point, optional exponent; no spaces, nothing else.
+fn is_plain_number(text: &str) -> bool {
+    let body = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let (mantissa, exponent) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (body, None),
+    };
+    let mut parts = mantissa.splitn(2, '.');
+    let whole = parts.next().unwrap_or("");
+    let fraction = parts.next().unwrap_or("");
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    let mantissa_ok = digits(whole) && digits(fraction) && !(whole.is_empty() && fraction.is_empty());
+    let exponent_ok = exponent.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && digits(e)
+    });
+    mantissa_ok && exponent_ok
 }
 
 /// Text of a cell as it appears in CSV: NULL is empty, floats keep full precision
@@ -680,14 +732,23 @@ fn is_number(v: &Cell) -> bool {
     matches!(v, Cell::Int(_) | Cell::UInt(_) | Cell::Float(_) | Cell::Null)
 }
 
-/// Renders RFC 4180 CSV (UTF-8, header row, quoting where needed) with the csv crate.
-pub fn render_csv(table: &ReportTable) -> Result<String> {
+/// Renders RFC 4180 CSV with the csv crate: UTF-8, CRLF line ends, a header row, a
+/// field quoted when it holds a comma, a quote (doubled) or a line break. Unless
+/// `style.raw`, header and text cells pass through [`neutralise_formula`] (numbers,
+/// booleans and NULL cannot start a formula and are written as they are); with
+/// `style.bom` the text starts with a UTF-8 byte-order mark.
+pub fn render_csv(table: &ReportTable, style: CsvStyle) -> Result<String> {
     let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::CRLF).from_writer(Vec::new());
-    w.write_record(&table.columns)?;
+    let safe = |s: &str| if style.raw { s.to_string() } else { neutralise_formula(s).into_owned() };
+    w.write_record(table.columns.iter().map(|c| safe(c)))?;
     for row in &table.rows {
-        w.write_record(row.iter().map(text))?;
+        w.write_record(row.iter().map(|cell| match cell {
+            Cell::Text(s) => safe(s),
+            other => text(other),
+        }))?;
     }
-    Ok(String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?)
+    let body = String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?;
+    Ok(if style.bom { format!("\u{feff}{body}") } else { body })
 }
 
 /// Renders JSON: `{"report", "kind", "name", "sha256", "arguments", "filter", "query",
@@ -722,7 +783,7 @@ pub fn render_json(table: &ReportTable) -> Result<String> {
 pub fn render(table: &ReportTable, format: Format) -> Result<String> {
     match format {
         Format::Table => Ok(render_table(table)),
-        Format::Csv => render_csv(table),
+        Format::Csv(style) => render_csv(table, style),
         Format::Json => render_json(table),
     }
 }
@@ -888,11 +949,54 @@ mod tests {
 
     #[test]
     fn csv_quotes_per_rfc4180() {
-        let csv = render_csv(&table()).unwrap();
+        let csv = render_csv(&table(), CsvStyle::default()).unwrap();
         assert_eq!(
             csv,
             "org,n,share\r\n\"qt, \"\"the\"\" company\nline\",3,0.125\r\nünï,,0.3333333333333333\r\n"
         );
+    }
+
+    #[test]
+    fn csv_neutralises_formula_cells() {
+        for (given, written) in [
+            ("=HYPERLINK(\"http://x\",\"y\")", "'=HYPERLINK(\"http://x\",\"y\")"),
+            ("+cmd|' /C calc'!A0", "'+cmd|' /C calc'!A0"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "'\r=1"),
+            ("-", "'-"),
+            ("- item", "'- item"),
+            ("-1e", "'-1e"),
+            ("+.", "'+."),
+            // plain numbers stay numbers; other text is untouched
+            ("-3", "-3"),
+            ("+0.5", "+0.5"),
+            ("-1.5e-3", "-1.5e-3"),
+            ("-.5", "-.5"),
+            (" =1", " =1"),
+            ("a=b", "a=b"),
+            ("", ""),
+        ] {
+            assert_eq!(neutralise_formula(given), written, "{given:?}");
+        }
+    }
+
+    #[test]
+    fn csv_neutralises_text_and_header_but_not_numbers_unless_raw() {
+        let t = ReportTable {
+            report: String::new(),
+            about: String::new(),
+            stamp: None,
+            columns: vec!["=h".into(), "n".into()],
+            rows: vec![vec![Cell::Text("@x".into()), Cell::Int(-3)], vec![Cell::Text("-4".into()), Cell::Float(-0.5)]],
+        };
+        assert_eq!(render_csv(&t, CsvStyle::default()).unwrap(), "'=h,n\r\n'@x,-3\r\n-4,-0.5\r\n");
+        let raw = CsvStyle { raw: true, bom: false };
+        assert_eq!(render_csv(&t, raw).unwrap(), "=h,n\r\n@x,-3\r\n-4,-0.5\r\n");
+        let bom = render_csv(&t, CsvStyle { raw: false, bom: true }).unwrap();
+        assert_eq!(bom.as_bytes()[..3], [0xef, 0xbb, 0xbf]);
+        assert_eq!(&bom[3..], "'=h,n\r\n'@x,-3\r\n-4,-0.5\r\n");
     }
 
     #[test]

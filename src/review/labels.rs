@@ -26,12 +26,26 @@ struct RawItem {
 ///
 /// Errors ([`InputError`] naming line and field): malformed JSON, missing or unknown
 /// fields, a label other than valid/invalid, an empty rater; an (item, rater) pair
-/// loaded twice (on flush).
+/// repeated in the file or already loaded from another file (naming its line).
 pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) -> Result<i64> {
     let mut appender = conn.appender("label_items")?;
     let mut n = 0i64;
+    // (item, rater) pairs seen in this file, and a lookup of those already loaded, so a
+    // repeat is named with its line instead of surfacing as a key violation on flush
+    let mut seen: std::collections::HashMap<(String, String), u64> = std::collections::HashMap::new();
+    let mut loaded = conn.prepare(
+        "select f.path from label_items as l join ingest_log as f using (file_id) where l.item_id = ? and l.rater = ?",
+    )?;
     for_each_line(path, reader, |line, text| {
         let raw: RawItem = parse_json(path, line, text)?;
+        let key = (raw.item_id.clone().into_text(), raw.rater.clone());
+        if let Some(first) = seen.insert(key.clone(), line) {
+            return Err(InputError::at(path, Some(line), Some("item_id"), format!("item {} of rater {} repeats line {first}", key.0, key.1)).into());
+        }
+        if let Ok(earlier) = loaded.query_row(duckdb::params![key.0, key.1], |r| r.get::<_, String>(0)) {
+            return Err(InputError::at(path, Some(line), Some("item_id"), format!("item {} of rater {} is already loaded from {earlier}", key.0, key.1))
+                .into());
+        }
         let valid = match raw.label.trim().to_ascii_lowercase().as_str() {
             "valid" => true,
             "invalid" => false,
@@ -47,6 +61,6 @@ pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) 
         n += 1;
         Ok(())
     })?;
-    appender.flush().context("writing label items (an item_id may repeat for the same rater)")?;
+    appender.flush().with_context(|| format!("{}: writing label items", path.display()))?;
     Ok(n)
 }

@@ -1,0 +1,355 @@
+//! Crashes and concurrency (issue 15), with the real `sphragis` binary:
+//!
+//! - `load` and `refine` killed with SIGKILL at spread-out points of a large load (the
+//!   examples sample replicated): afterwards the file opens, every earlier load is
+//!   intact, the killed command left all of its rows (killed after its commit) or none
+//!   of them, a later run completes, and `verify --reproduce` of an earlier frozen version
+//!   is still clean;
+//! - a second process while a writer holds the file (`report`, `sql`, `views`, another
+//!   `load`): a message naming the lock holder's PID and the concurrency model, never a
+//!   panic, and the file unchanged;
+//! - a write-ahead log left behind: a read-only command sees its committed rows, and a
+//!   writing command replays it.
+//!
+//! Kill points: `SPHRAGIS_CRASH_POINTS` (default 4) delays spread over the measured
+//! length of an uninterrupted load, shifted by `SPHRAGIS_CRASH_SEED`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples")
+}
+
+struct Scratch {
+    dir: PathBuf,
+}
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("sphragis-crash-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Self { dir }
+    }
+
+    fn db(&self) -> PathBuf {
+        self.dir.join("t.duckdb")
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sphragis"));
+        c.arg("--db").arg(self.db()).args(args).current_dir(&self.dir);
+        c
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// One CSV value of a query, through `sphragis sql` (a read-only open).
+    fn value(&self, sql: &str) -> String {
+        let out = self.ok(&["sql", sql, "--format", "csv", "--csv-raw"]);
+        out.lines().nth(1).unwrap_or_default().to_string()
+    }
+
+    /// What the database holds, as one line of counts and row hashes (ingest_log without
+    /// its absolute paths, so a copy in another folder compares equal).
+    fn state(&self) -> String {
+        self.value(
+            "select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from review_examples), \
+             (select count(*) from review_comments), (select count(*) from corpus_versions), \
+             (select count(*) from refine_examples), (select coalesce(sum(hash(e)), 0) from review_examples e), \
+             (select coalesce(sum(hash(l)), 0) from (select file_id, kind, sha256, rows from ingest_log) l))",
+        )
+    }
+}
+
+/// Copies the database file and its companions (`.sealed.duckdb`, write-ahead logs).
+fn copy_database(from: &Scratch, to: &Scratch) {
+    for entry in std::fs::read_dir(&from.dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.starts_with("t.duckdb") {
+            std::fs::copy(&path, to.dir.join(name)).unwrap();
+        }
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The examples sample replicated `copies` times with fresh ids: 18 examples a copy.
+fn replicated_examples(path: &Path, copies: usize) {
+    let text = std::fs::read_to_string(samples().join("review/examples.jsonl")).unwrap();
+    let mut out = String::new();
+    for i in 0..copies {
+        for line in text.lines() {
+            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+            let id = format!("{}-r{i}", v["example_id"].as_str().unwrap());
+            v["example_id"] = id.clone().into();
+            for c in v["comments"].as_array_mut().unwrap() {
+                c["comment_id"] = format!("{}-r{i}", c["comment_id"].as_str().unwrap()).into();
+            }
+            out.push_str(&v.to_string());
+            out.push('\n');
+        }
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+fn env_number(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// Spawns `args`, sends SIGKILL after `delay` (unless it ended before), and returns
+/// whether it had completed successfully on its own.
+fn kill_after(s: &Scratch, args: &[&str], delay: Duration) -> bool {
+    let mut child = s.command(args).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    while started.elapsed() < delay {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.success();
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = child.kill(); // SIGKILL on Unix
+    let status = child.wait().unwrap();
+    status.success()
+}
+
+/// Delays spread over `length`: point k of n at (k + shift) / n of it.
+fn kill_points(length: Duration) -> Vec<Duration> {
+    let n = env_number("SPHRAGIS_CRASH_POINTS", 4).max(1);
+    let seed = env_number("SPHRAGIS_CRASH_SEED", 15);
+    (0..n)
+        .map(|k| {
+            let shift = ((seed.wrapping_mul(2654435761).wrapping_add(k * 40503)) % 1000) as f64 / 1000.0;
+            length.mul_f64((k as f64 + shift) / n as f64)
+        })
+        .collect()
+}
+
+#[test]
+fn kill_during_load_and_refine_loses_nothing_and_leaves_nothing() {
+    let s = Scratch::new("kill");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join("review").join(f), s.dir.join(f)).unwrap();
+    }
+    replicated_examples(&s.dir.join("big.jsonl"), 250);
+    // earlier, completed work: two loads, a refined, split and frozen version
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    s.ok(&["refine", "--version", "v3"]);
+    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
+    s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    let before = s.state();
+
+    // the length of an uninterrupted load, measured on a copy
+    let copy = Scratch::new("kill-measure");
+    copy_database(&s, &copy);
+    std::fs::copy(s.dir.join("big.jsonl"), copy.dir.join("big.jsonl")).unwrap();
+    let started = Instant::now();
+    copy.ok(&["load", "examples", "big.jsonl"]);
+    let length = started.elapsed();
+    let after_load = copy.state();
+    assert_ne!(after_load, before);
+    drop(copy);
+
+    let mut killed = 0;
+    for delay in kill_points(length) {
+        let completed = kill_after(&s, &["load", "examples", "big.jsonl"], delay);
+        // the file opens read-only, and holds either everything before or the whole load
+        let state = s.state();
+        if completed {
+            assert_eq!(state, after_load, "a completed load at {delay:?}");
+            break;
+        }
+        killed += 1;
+        // killed after its commit (while closing): the whole load is there
+        if state == after_load {
+            break;
+        }
+        assert_eq!(state, before, "killed at {delay:?} of {length:?}: earlier loads intact, nothing of the killed one");
+    }
+    assert!(killed > 0, "no load was killed before it completed ({length:?})");
+    eprintln!("load: {killed} kills over {length:?}, each left the database as it was");
+    // a writing open replays what is pending; the load then completes in full
+    let out = s.run(&["load", "examples", "big.jsonl"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.contains("4500 rows") || said.starts_with("skipped examples"), "{said}");
+    assert_eq!(s.state(), after_load);
+
+    // refine of the whole file, killed at points spread over its length
+    let before_refine = s.state();
+    let started = Instant::now();
+    let probe = Scratch::new("kill-refine-measure");
+    copy_database(&s, &probe);
+    probe.ok(&["refine", "--version", "v4"]);
+    let refine_length = started.elapsed();
+    let after_refine = probe.state();
+    drop(probe);
+    for delay in kill_points(refine_length) {
+        let completed = kill_after(&s, &["refine", "--version", "v4"], delay);
+        let state = s.state();
+        if completed || state == after_refine {
+            assert_eq!(state, after_refine);
+            break;
+        }
+        assert_eq!(state, before_refine, "refine killed at {delay:?} of {refine_length:?} left something");
+        assert_eq!(s.value("select count(*) from corpus_versions where version = 'v4'"), "0");
+    }
+    // the earlier frozen version still reproduces
+    let out = s.run(&["verify", "--reproduce", "--version", "v3"]);
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("clean"));
+}
+
+/// The message a second process gets while `holder` has the file open for writing.
+fn assert_lock_message(out: &Output, holder: u32, what: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{what}: {err}");
+    assert!(err.starts_with("error: ") && err.contains(&format!("in use by process {holder}")), "{what}: {err}");
+    assert!(err.contains("one process at a time") && err.contains("wait for that process to end"), "{what}: {err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{what}: {err}");
+}
+
+#[test]
+fn second_process_gets_a_message_naming_the_lock_holder() {
+    let s = Scratch::new("lock");
+    std::fs::copy(samples().join("review/labels.jsonl"), s.dir.join("labels.jsonl")).unwrap();
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    s.ok(&["load", "orgs", "orgs.json"]);
+    let before = s.state();
+    {
+        // this test process holds the file for writing, as a running load would
+        let holder = duckdb::Connection::open(s.db()).unwrap();
+        let pid = std::process::id();
+        for args in [
+            &["report", "inputs"][..],
+            &["sql", "select 1"],
+            &["views"],
+            &["load", "labels", "labels.jsonl"],
+            &["refine", "--version", "v1"],
+        ] {
+            assert_lock_message(&s.run(args), pid, &args.join(" "));
+        }
+        drop(holder);
+    }
+    assert_eq!(s.state(), before);
+    // readers share the file: a reader open here does not stop another reader
+    {
+        let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap();
+        let reader = duckdb::Connection::open_with_flags(s.db(), config).unwrap();
+        s.ok(&["report", "inputs"]);
+        // but a writer waits for the readers
+        assert_lock_message(&s.run(&["load", "labels", "labels.jsonl"]), std::process::id(), "load while read");
+        drop(reader);
+    }
+    s.ok(&["load", "labels", "labels.jsonl"]);
+}
+
+#[test]
+fn two_loads_at_once_one_waits_with_a_clear_message() {
+    let s = Scratch::new("two-loads");
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    std::fs::copy(samples().join("review/labels.jsonl"), s.dir.join("labels.jsonl")).unwrap();
+    replicated_examples(&s.dir.join("big.jsonl"), 600);
+    s.ok(&["load", "orgs", "orgs.json"]);
+    let mut load = s.command(&["load", "examples", "big.jsonl"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let pid = load.id();
+    // wait until the load holds the file (its write-ahead log appears)
+    let wal = s.dir.join("t.duckdb.wal");
+    let started = Instant::now();
+    while !wal.exists() && started.elapsed() < Duration::from_secs(30) && load.try_wait().unwrap().is_none() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let second = s.run(&["load", "labels", "labels.jsonl"]);
+    let reader = s.run(&["report", "inputs"]);
+    let first_running = load.try_wait().unwrap().is_none();
+    let status = load.wait().unwrap();
+    assert!(status.success());
+    if first_running {
+        assert_lock_message(&second, pid, "second load");
+        assert_lock_message(&reader, pid, "report during a load");
+    } else {
+        eprintln!("the first load ended before the second process started; the lock was not contended");
+    }
+    assert_eq!(s.value("select count(*) from review_examples"), "10800");
+    // nothing of the refused load
+    assert_eq!(s.value("select count(*) from ingest_log where kind = 'labels'"), if second.status.success() { "1" } else { "0" });
+}
+
+#[test]
+fn pending_wal_is_read_by_readers_and_replayed_by_writers() {
+    let s = Scratch::new("wal");
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    s.ok(&["load", "orgs", "orgs.json"]);
+    {
+        // a committed change that was never checkpointed, as a process killed after its
+        // commit leaves it
+        let conn = duckdb::Connection::open(s.db()).unwrap();
+        conn.execute_batch(
+            "pragma disable_checkpoint_on_shutdown; set checkpoint_threshold = '10GB'; \
+             insert into sph_log (command, detail) values ('test', 'committed before the crash')",
+        )
+        .unwrap();
+    }
+    let wal = s.dir.join("t.duckdb.wal");
+    assert!(std::fs::metadata(&wal).map(|m| m.len() > 0).unwrap_or(false), "no pending WAL");
+    // a reader sees the committed row, and leaves the log in place
+    assert_eq!(s.value("select count(*) from sph_log where command = 'test'"), "1");
+    assert!(wal.exists());
+    // a writer replays and checkpoints it
+    s.ok(&["init"]);
+    assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0);
+    assert_eq!(s.value("select count(*) from sph_log where command = 'test'"), "1");
+}
+
+/// A full disk during a load (a 10 MB tmpfs): a clear error with what to do, the earlier
+/// load intact, nothing of the failed one; after space is freed, the load completes.
+#[test]
+#[ignore = "mounts a tmpfs: needs root (CAP_SYS_ADMIN)"]
+fn full_disk_during_load_leaves_nothing() {
+    let s = Scratch::new("full-disk");
+    let mount = s.dir.join("tiny");
+    std::fs::create_dir_all(&mount).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", "size=10m", "tmpfs"]).arg(&mount).status().unwrap();
+    assert!(mounted.success(), "cannot mount a tmpfs");
+    let disk = Scratch { dir: mount.clone() };
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    replicated_examples(&s.dir.join("big.jsonl"), 2000);
+    let orgs = s.dir.join("orgs.json");
+    let big = s.dir.join("big.jsonl");
+    disk.ok(&["load", "orgs", orgs.to_str().unwrap()]);
+    let before = disk.state();
+    let out = disk.run(&["load", "examples", big.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let result = std::panic::catch_unwind(|| {
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("No space left on device") && err.contains("hint: the disk is full"), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(disk.state(), before, "the failed load left something");
+    });
+    // free space: move the database to a roomy folder and load again
+    for entry in std::fs::read_dir(&mount).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, s.dir.join(path.file_name().unwrap())).unwrap();
+    }
+    std::mem::forget(disk);
+    let _ = Command::new("umount").arg(&mount).status();
+    result.unwrap();
+    s.ok(&["load", "examples", "big.jsonl"]);
+    assert_eq!(s.value("select count(*) from review_examples"), "36000");
+}
