@@ -49,6 +49,9 @@
 //!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader
 //!   ([`sft::views`]), pool roles, split manifest and samples database ([`sft::pools`]).
 //!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
+//! - [`export`]: every table as partitioned Parquet with `manifest.json` (files,
+//!   SHA-256s, each view's SQL in DuckDB and Spark dialects, whether it runs on Spark),
+//!   and `init --from` back; [`export::spark`] holds the generated, parity-checked Spark SQL.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 of byte slices.
 //!
@@ -75,6 +78,7 @@
 
 pub mod cli;
 pub mod db;
+pub mod export;
 pub mod hash;
 pub mod ingest;
 pub mod report;
