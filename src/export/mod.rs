@@ -433,28 +433,31 @@ pub fn import(db: &Path, dir: &Path) -> Result<ImportSummary> {
         bail!("{}: already exists; `init --from` builds a new database file", db.display());
     }
     let manifest = read_manifest(dir)?;
-    let result = (|| -> Result<ImportSummary> {
-        let conn = crate::db::open(db)?;
-        let have = base_tables(&conn)?;
-        let summary = crate::db::in_transaction(&conn, || load_tables(&conn, dir, &manifest, &have))?;
-        advance_sequences(&conn)?;
-        conn.execute(
-            "insert into sph_log (command, detail) values ('init', ?)",
-            [format!(
-                "built from the Parquet export {} (database {}, written by {} at {})",
-                dir.display(),
-                manifest.database,
-                manifest.code_version,
-                manifest.exported_at
-            )],
-        )?;
-        Ok(summary)
-    })();
+    let result = build(db, dir, &manifest);
     if result.is_err() {
         let _ = std::fs::remove_file(db);
         let _ = std::fs::remove_file(format!("{}.wal", db.display()));
     }
     result
+}
+
+/// Creates the database at `db` and loads `manifest`'s tables from `dir` into it.
+fn build(db: &Path, dir: &Path, manifest: &Manifest) -> Result<ImportSummary> {
+    let conn = crate::db::open(db)?;
+    let have = base_tables(&conn)?;
+    let summary = crate::db::in_transaction(&conn, || load_tables(&conn, dir, manifest, &have))?;
+    advance_sequences(&conn)?;
+    conn.execute(
+        "insert into sph_log (command, detail) values ('init', ?)",
+        [format!(
+            "built from the Parquet export {} (database {}, written by {} at {})",
+            dir.display(),
+            manifest.database,
+            manifest.code_version,
+            manifest.exported_at
+        )],
+    )?;
+    Ok(summary)
 }
 
 fn load_tables(conn: &Connection, dir: &Path, manifest: &Manifest, have: &[String]) -> Result<ImportSummary> {
