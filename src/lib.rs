@@ -58,6 +58,9 @@
 //!   trajectories (through the SFT readers), per-instance and run-level reports and batch
 //!   exit statuses ([`eval::files`]), stores each trajectory's finish and heuristic
 //!   symptoms ([`eval::symptoms`]); the comparisons are views in `sql/eval/`.
+//! - [`export`]: every table as partitioned Parquet with `manifest.json` (files,
+//!   SHA-256s, each view's SQL in DuckDB and Spark dialects, whether it runs on Spark),
+//!   and `init --from` back; [`export::spark`] holds the generated, parity-checked Spark SQL.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 of byte slices.
 //!
@@ -85,6 +88,7 @@
 pub mod cli;
 pub mod db;
 pub mod eval;
+pub mod export;
 pub mod hash;
 pub mod ingest;
 pub mod report;

@@ -18,9 +18,12 @@ pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
+    #[command(flatten)]
+    pub csv: super::CsvArgs,
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
+    let format = args.format.with(args.csv)?;
     let [a, b] = args.versions.as_slice() else {
         return Err(CliError {
             error: anyhow::anyhow!("give --version twice: the version to compare from, then the one to compare to"),
@@ -31,6 +34,6 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         Some(other) => crate::review::diff::diff_files(db, a, other, b, args.examples)?,
         None => crate::review::diff::diff(&crate::db::open_read_only(db)?, a, b, args.examples)?,
     };
-    super::out!("{}", crate::report::render(&table, args.format.into())?)?;
+    super::out!("{}", crate::report::render(&table, format)?)?;
     Ok(())
 }

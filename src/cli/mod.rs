@@ -4,6 +4,7 @@
 
 mod demo;
 mod diff;
+mod export;
 mod load;
 mod refine;
 mod report;
@@ -33,8 +34,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Create the database file (or migrate an existing one) and list its schema state.
-    Init,
+    /// Create the database file (or migrate an existing one) and list its schema state;
+    /// with --from DIR, build a new database from a Parquet export.
+    Init(InitArgs),
     /// Load input files, each in one transaction recorded in the ingest log.
     Load(load::Args),
     /// Refine the built review examples into a named corpus version.
@@ -63,9 +65,21 @@ pub enum Command {
     Views(views::Args),
     /// Run a SQL query with the sph_ functions registered.
     Sql(sql::Args),
+    /// Write every table as partitioned Parquet with manifest.json (tables, files, SHA-256s,
+    /// each view's SQL for DuckDB and Spark); sealed-window rows only with --include-sealed.
+    Export(export::Args),
     /// Build a database (default sphragis-demo.duckdb, replaced) from the bundled samples,
     /// refine, split, freeze and verify it, and print every report.
     Demo(demo::Args),
+}
+
+/// `sphragis init` options.
+#[derive(Debug, clap::Args)]
+pub struct InitArgs {
+    /// Build a new database from this Parquet export (`sphragis export`), checking every
+    /// file against its manifest's SHA-256.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
 }
 
 /// Output format of reports and queries.
@@ -210,7 +224,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     let db = &db;
     // Only init and load create a database file: a misspelt --db for any other writing
     // command must not leave an empty database behind.
-    let creates = matches!(cli.command, Command::Init | Command::Load(_));
+    let creates = matches!(cli.command, Command::Init(_) | Command::Load(_));
     if !creates && !db.is_file() && db.as_os_str() != ":memory:" {
         return Err(anyhow::anyhow!(
             "{}: no such database file (create one with `sphragis --db {} init` or `load`)",
@@ -220,7 +234,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         .into());
     }
     match cli.command {
-        Command::Init => {
+        Command::Init(InitArgs { from: Some(dir) }) => export::import(db, &dir, &ui),
+        Command::Init(InitArgs { from: None }) => {
             let conn = crate::db::open(db)?;
             let n: i64 = conn.query_row("select count(*) from sph_migrations", [], |r| r.get(0))?;
             let v: i64 = conn.query_row("select count(*) from sph_views", [], |r| r.get(0))?;
@@ -237,6 +252,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Report(args) => report::run(db, args),
         Command::Views(args) => views::run(db, args, &ui),
         Command::Sql(args) => sql::run(db, args),
+        Command::Export(args) => export::run(db, args, &ui),
         Command::Demo(_) => unreachable!("handled above"),
     }
 }

@@ -102,6 +102,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_membership_v1.sql"),
     view!("sql/pools/sft_recovery_concentration_v1.sql"),
     view!("sql/pools/sft_isolation_v1.sql"),
+    view!("sql/pools/sft_isolation_v2.sql"),
     table_macro!("sql/pools/sft_budget_at_v1.sql"),
     view!("sql/pools/sft_budget_v1.sql"),
     view!("sql/pools/sft_outcome_distribution_v1.sql"),

@@ -190,7 +190,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "isolation",
-        view: "sft_isolation_v1",
+        view: "sft_isolation_v2",
         about: "SFT families: instances, views, and the exact intersection with the protected list",
         by_version: false, macro_name: None,
     },
