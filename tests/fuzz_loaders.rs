@@ -68,6 +68,8 @@ fn seed(kind: InputKind) -> (&'static str, Vec<u8>) {
         InputKind::Pools => ("pools.json", read("sft/audit/pools.json")),
         InputKind::Manifest => ("manifest.json", read("sft/audit/manifest.json")),
         InputKind::Samples => ("samples.sqlite", read("sft/audit/samples.sqlite")),
+        InputKind::GerritRest => ("changes.json", read("review/gerrit-rest/changes.json")),
+        InputKind::Run => ("demo__a-1.traj.json", read("runs/base/trajs/demo__a-1.traj.json")),
     }
 }
 
@@ -81,6 +83,17 @@ fn load(kind: InputKind, conn: &Connection, path: &Path) -> anyhow::Result<LoadO
         InputKind::Pools => sft::pools::load(conn, path),
         InputKind::Manifest => sft::pools::load_manifest(conn, path),
         InputKind::Samples => sft::pools::load_samples(conn, path),
+        InputKind::GerritRest => sphragis::review::load::load(conn, InputKind::GerritRest, path, Some("wikimedia"), &mut |_| {}),
+        InputKind::Run => {
+            let spec = sphragis::eval::load::RunSpec {
+                name: "fuzz".into(),
+                model: "m".into(),
+                harness: None,
+                continues: None,
+                runaway_turns: sphragis::eval::symptoms::DEFAULT_RUNAWAY_TURNS,
+            };
+            sphragis::eval::load::load_file(conn, &spec, path)
+        }
         review => sphragis::review::load::load(conn, review, path, None, &mut |_| {}),
     }
 }
@@ -382,6 +395,8 @@ fuzz_kinds! {
     fuzz_pools => Pools,
     fuzz_manifest => Manifest,
     fuzz_samples => Samples,
+    fuzz_gerrit_rest => GerritRest,
+    fuzz_run => Run,
 }
 
 /// A directory or a FIFO given as an input file: refused at once, naming the path,
