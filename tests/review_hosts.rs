@@ -275,8 +275,10 @@ fn examples_show_the_prompt_comments_and_a_real_json_stamp() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0]["example_id"], "os-830001-p1");
     assert_eq!(rows[0]["comments"], 1);
-    let prompt = rows[0]["prompt"].as_str().unwrap();
-    assert!(prompt.contains("This is too chatty for info level."), "{prompt}");
+    // the prompt is a list column: a JSON array of the kept comments
+    let prompt = rows[0]["prompt"].as_array().unwrap();
+    assert_eq!(prompt.len(), 1);
+    assert!(prompt[0].to_string().contains("This is too chatty for info level."), "{prompt:?}");
     // the sealed window needs --unseal
     let err = splits::examples(&conn, "v3", "openstack", "test", false).unwrap_err().to_string();
     assert!(err.contains("opens only with --unseal"), "{err}");
