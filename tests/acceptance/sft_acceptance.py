@@ -121,7 +121,7 @@ check("segments of pool A: no view deviates", [r for r in rows("segment-deviatio
 instances = [r for r in rows("instances") if r["source"] == "mini-swe-agent"]
 check("per-instance table rows (mini-swe-agent)", len(instances), 43)
 check("per-instance resolved", sum(1 for r in instances if r["resolved"]), 24)
-check("every mini-swe-agent instance has its view in pool A", sorted({r["pools"] for r in instances}), ["[A]"])
+check("every mini-swe-agent instance has its view in pool A", sorted({tuple(r["pools"]) for r in instances}), [("A",)])
 
 # Pool audit figures on the seed-sized synthetic pools (../shared/bench/gen_sft_pools.py),
 # checked against the pure-Python reference reading the same JSONL (no sphragis code).
