@@ -236,6 +236,28 @@ fn usage_errors_exit_2_and_frozen_versions_refuse_refine() {
 }
 
 #[test]
+fn option_values_are_validated_by_clap_as_usage_errors() {
+    // --policy, --span-end, --weights and --steps are parsed before any file is touched:
+    // a bad value exits 2 and names the accepted forms, and no database file appears
+    let s = Scratch::new("option-values");
+    let tokenizer = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/tokenizer.json");
+    let policy = s.run(&["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--pool", "A", "--out", "v.jsonl", "--policy", "window:5-2"]);
+    let stderr = String::from_utf8_lossy(&policy.stderr);
+    assert_eq!(policy.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("invalid value 'window:5-2' for '--policy <POLICY>'"), "{stderr}");
+    assert!(stderr.contains("use all, final, window:I-J or keep:I,J,..."), "{stderr}");
+    let span = s.run(&["load", "views", "v.jsonl", "--span-end", "half-open"]);
+    let stderr = String::from_utf8_lossy(&span.stderr);
+    assert_eq!(span.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("[possible values: inclusive, exclusive]"), "{stderr}");
+    let weights = s.run(&["report", "weights", "--weights", "0.5,-1"]);
+    assert_eq!(weights.status.code(), Some(2), "{}", String::from_utf8_lossy(&weights.stderr));
+    let steps = s.run(&["report", "budget", "--steps", "0"]);
+    assert_eq!(steps.status.code(), Some(2), "{}", String::from_utf8_lossy(&steps.stderr));
+    assert!(!s.db().exists(), "a usage error creates no database file");
+}
+
+#[test]
 fn reports_as_csv_json_and_files_name_their_view() {
     let s = Scratch::new("report");
     let examples = samples().join("examples.jsonl");

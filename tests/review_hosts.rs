@@ -337,5 +337,22 @@ fn diff_against_another_database_file() {
     assert_eq!(json["arguments"], "'this:v3', 'other:v3'");
     let err = sphragis::review::diff::diff_files(&this, "v3", &other, "v9", false).unwrap_err().to_string();
     assert!(err.contains("version v9 does not exist in this file"), "{err}");
+    // the report views across the two files: removals (all) kept 1 -> 3, the suggested
+    // edit e1 no longer removed (1 -> 0), built 2 -> 3
+    let removals = sphragis::review::diff::reports_to_compare(&["removals".to_string()]).unwrap();
+    let tables = sphragis::review::diff::diff_reports_files(&this, "v3", &other, "v3", &removals).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();
+    let pair = |figure: &str| {
+        let r = json["rows"].as_array().unwrap().iter().find(|r| r["row_key"] == "org=(all)" && r["figure"] == figure).unwrap();
+        (r["value_a"].as_str().unwrap().to_string(), r["value_b"].as_str().unwrap().to_string())
+    };
+    assert_eq!(pair("kept"), ("1".into(), "3".into()));
+    assert_eq!(pair("built"), ("2".into(), "3".into()));
+    assert_eq!(pair("removed_suggested_edit"), ("1".into(), "0".into()));
+    assert_eq!(json["arguments"], "'refine_removals_v1', ['org'], 'this:v3', 'other:v3'");
+    // reports over tables that are not per version cannot be compared across files
+    let labels = sphragis::review::diff::reports_to_compare(&["labels".to_string()]).unwrap();
+    let err = sphragis::review::diff::diff_reports_files(&this, "v3", &other, "v3", &labels).unwrap_err().to_string();
+    assert!(err.contains("report labels cannot be compared across two files"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }

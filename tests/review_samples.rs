@@ -307,3 +307,59 @@ fn diff_between_versions_reconciles_with_reconciliation() {
     assert_eq!(json["arguments"], "'v2', 'v3'");
     assert!(sphragis::review::diff::diff(&conn, "v2", "v9", false).unwrap_err().to_string().contains("v9 does not exist"));
 }
+
+#[test]
+fn diff_of_report_views_lists_changed_figures_side_by_side() {
+    use sphragis::review::diff::{diff_reports, reports_to_compare};
+    let conn = samples();
+    let removals = reports_to_compare(&["removals".to_string()]).unwrap();
+    let tables = diff_reports(&conn, "v2", "v3", &removals).unwrap();
+    assert_eq!(tables.len(), 1);
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();
+    assert_eq!((json["report"].as_str(), json["name"].as_str()), (Some("diff-removals"), Some("report_diff_at_v1")));
+    assert_eq!(json["arguments"], "'refine_removals_v1', ['org'], 'v2', 'v3'");
+    let cell = |key: &str, figure: &str| {
+        json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["row_key"] == key && r["figure"] == figure)
+            .map(|r| (r["value_a"].as_str().unwrap().to_string(), r["value_b"].as_str().unwrap().to_string(), r["change"].clone()))
+    };
+    // by hand (see diff_between_versions_reconciles_with_reconciliation): wikimedia loses 4
+    // suggested edits and 1 applied fix and gets one duplicate back: kept 9 -> 5; qt loses 2
+    // suggested edits: kept 5 -> 3
+    assert_eq!(cell("org=wikimedia", "removed_suggested_edit"), Some(("0".into(), "4".into(), "changed".into())));
+    assert_eq!(cell("org=wikimedia", "removed_applied_fix"), Some(("0".into(), "1".into(), "changed".into())));
+    assert_eq!(cell("org=wikimedia", "kept"), Some(("9".into(), "5".into(), "changed".into())));
+    assert_eq!(cell("org=wikimedia", "resurrected"), Some(("0".into(), "1".into(), "changed".into())));
+    assert_eq!(cell("org=qt", "kept"), Some(("5".into(), "3".into(), "changed".into())));
+    // a figure that agrees is not listed: both versions judge the same examples
+    assert_eq!(cell("org=wikimedia", "built"), None);
+    // independently: every (org, figure) of the view that differs, and nothing else
+    let expected: i64 = conn
+        .query_row(
+            "select count(*) from (unpivot (select * from refine_removals_v1 where version = 'v2') on columns(* exclude (version, org)) into name figure value v) a
+             join (unpivot (select * from refine_removals_v1 where version = 'v3') on columns(* exclude (version, org)) into name figure value v) b
+             using (org, figure) where a.v <> b.v",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(json["rows"].as_array().unwrap().len() as i64, expected);
+    // reports without a version column, and unknown names, are refused with the list
+    let err = reports_to_compare(&["inputs".to_string()]).unwrap_err().to_string();
+    assert!(err.contains("report inputs has no corpus version to compare; --reports takes: all, removals"), "{err}");
+    let err = reports_to_compare(&["nope".to_string()]).unwrap_err().to_string();
+    assert!(err.contains("unknown report \"nope\""), "{err}");
+    // rows present in one version only (v3 has splits, v2 none): every figure of each
+    // such row (sealed, is_training, examples), the v2 side null
+    sphragis::review::splits::compute(&conn, "v3", None).unwrap();
+    let splits = reports_to_compare(&["splits".to_string()]).unwrap();
+    let tables = diff_reports(&conn, "v2", "v3", &splits).unwrap();
+    let v3_rows: i64 = conn.query_row("select count(*) from split_counts_v1 where version = 'v3'", [], |r| r.get(0)).unwrap();
+    assert!(v3_rows > 0);
+    assert_eq!(tables[0].rows.len() as i64, 3 * v3_rows);
+    let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();
+    assert!(json["rows"].as_array().unwrap().iter().all(|r| r["change"] == "only in B" && r["value_a"].is_null()));
+}

@@ -71,7 +71,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         dir
         }
     };
-    if db.exists() && !made_by_demo(&db) {
+    if db.exists() && !crate::db::made_by_demo(&db) {
         return Err(anyhow::anyhow!(
             "{} exists and was not made by `sphragis demo`; the demo replaces its database, so pass another --db",
             db.display()
@@ -85,7 +85,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         }
     }
     let conn = crate::db::open(&db)?;
-    conn.execute("insert into sph_log (command, detail) values ('demo', 'made by sphragis demo')", [])?;
+    crate::db::log(&conn, "demo", "made by sphragis demo")?;
     let say = |line: String| {
         if !ui.quiet {
             eprintln!("{line}");
@@ -154,14 +154,6 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         None => report::ExportContext::default(),
     };
     super::report::print_or_write(&tables, args.format.with(args.csv)?, args.out.as_deref(), &context)
-}
-
-/// Whether `db` is a database an earlier demo made (and may be replaced).
-fn made_by_demo(db: &Path) -> bool {
-    let Ok(config) = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly) else { return false };
-    let Ok(conn) = duckdb::Connection::open_with_flags(db, config) else { return false };
-    conn.query_row("select count(*) from sph_log where command = 'demo'", [], |r| r.get::<_, i64>(0))
-        .is_ok_and(|n| n > 0)
 }
 
 fn display(p: &Path) -> String {

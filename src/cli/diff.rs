@@ -13,8 +13,16 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub against: Option<std::path::PathBuf>,
     /// List every example that moved (verdict, split or half) instead of the per-org counts.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "reports")]
     pub examples: bool,
+    /// Compare report views instead: per version-scoped report (`all`, or names such as
+    /// `removals,fences`), the figures that differ, old and new side by side, from the
+    /// table macro report_diff_at_v1 keyed on the view's grain key.
+    #[arg(long, value_name = "REPORT,...", value_delimiter = ',', num_args = 0..)]
+    pub reports: Option<Vec<String>>,
+    /// With --reports: write one file per compared report and a manifest.json here.
+    #[arg(long, value_name = "DIR", requires = "reports")]
+    pub out: Option<std::path::PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: FormatArg,
@@ -30,6 +38,16 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
             exit_code: 2,
         });
     };
+    if let Some(names) = &args.reports {
+        let reports = crate::review::diff::reports_to_compare(names).map_err(|error| CliError { error, exit_code: 2 })?;
+        let tables = match &args.against {
+            Some(other) => crate::review::diff::diff_reports_files(db, a, other, b, &reports)?,
+            None => crate::review::diff::diff_reports(&crate::db::open_read_only(db)?, a, b, &reports)?,
+        };
+        let options = serde_json::json!({ "versions": [a, b], "against": args.against, "reports": names });
+        let context = crate::report::ExportContext::of(&crate::db::open_read_only(db)?, db, options)?;
+        return super::report::print_or_write(&tables, format, args.out.as_deref(), &context);
+    }
     let table = match &args.against {
         Some(other) => crate::review::diff::diff_files(db, a, other, b, args.examples)?,
         None => crate::review::diff::diff(&crate::db::open_read_only(db)?, a, b, args.examples)?,

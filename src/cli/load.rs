@@ -25,8 +25,8 @@ pub struct Args {
     #[arg(long)]
     pub pool: Option<String>,
     /// views: whether message span ends are inclusive or exclusive, for lines that do not say.
-    #[arg(long, value_parser = ["inclusive", "exclusive"])]
-    pub span_end: Option<String>,
+    #[arg(long, value_enum)]
+    pub span_end: Option<SpanEndArg>,
     /// views: the tokenizer.json the views were made with (vocabulary bound for the
     /// contract; its added tokens cut each message into segments for `report segments`);
     /// trajectories: re-tokenize thinking bodies with it. Its SHA-256 is
@@ -152,7 +152,10 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     };
     let options = ViewOptions {
         pool: args.pool.clone(),
-        span_end: args.span_end.as_deref().map(|s| if s == "inclusive" { SpanEnd::Inclusive } else { SpanEnd::Exclusive }),
+        span_end: args.span_end.map(|s| match s {
+            SpanEndArg::Inclusive => SpanEnd::Inclusive,
+            SpanEndArg::Exclusive => SpanEnd::Exclusive,
+        }),
         tokenizer,
         segments,
     };
@@ -184,4 +187,13 @@ fn report_outcome(kind: InputKind, outcome: LoadOutcome) -> std::io::Result<()> 
             earlier.file_id, earlier.path, earlier.sha256
         ),
     }
+}
+
+/// `--span-end`: whether a message span's end position is part of the message.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SpanEndArg {
+    /// `end` is the last position of the message.
+    Inclusive,
+    /// `end` is one past the last position (Python slice convention).
+    Exclusive,
 }

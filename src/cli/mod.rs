@@ -4,12 +4,15 @@
 
 mod demo;
 mod diff;
+mod examples;
 mod export;
+mod freeze;
 mod load;
 mod refine;
 mod report;
-mod splits;
+mod split;
 mod sql;
+mod verify;
 mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -42,21 +45,22 @@ pub enum Command {
     /// Refine the built review examples into a named corpus version.
     Refine(refine::Args),
     /// Place a version's kept examples in the registered windows and halves.
-    Split(splits::SplitArgs),
+    Split(split::SplitArgs),
     /// Freeze a version: write split-criteria-<org>.json and manifest-<org>-<version>.json
     /// per org with a split, record the folder and each file's SHA-256, and make the
     /// version immutable (refused while an org with kept examples has no split, unless
     /// --org or --allow-partial leaves it out).
-    Freeze(splits::FreezeArgs),
+    Freeze(freeze::FreezeArgs),
     /// Check a frozen version: its frozen files against their recorded SHA-256, then
     /// rebuild it from its input files in a scratch database and compare the files'
     /// manifests and criteria (exit 3 on any difference, naming the file).
-    Verify(splits::VerifyArgs),
+    Verify(verify::VerifyArgs),
     /// Show the content of the examples in one split (a sealed split needs --unseal).
-    Examples(splits::ExamplesArgs),
+    Examples(examples::ExamplesArgs),
     /// Compare two corpus versions: per org removed, resurrected, added, dropped and moved
-    /// between splits and halves (reconciled), or with --examples every example that moved;
-    /// stamped with the table macro version_diff_at_v1 / example_moves_at_v1 and its arguments.
+    /// between splits and halves (reconciled), with --examples every example that moved, or
+    /// with --reports the figures of each report view that changed, old and new; stamped with
+    /// the table macro version_diff_at_v1 / example_moves_at_v1 / report_diff_at_v1 and its arguments.
     Diff(diff::Args),
     /// Print or export report views (table, CSV, JSON), each stamped with the view or table
     /// macro, arguments and query that produced its rows.
@@ -237,17 +241,16 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Init(InitArgs { from: Some(dir) }) => export::import(db, &dir, &ui),
         Command::Init(InitArgs { from: None }) => {
             let conn = crate::db::open(db)?;
-            let n: i64 = conn.query_row("select count(*) from sph_migrations", [], |r| r.get(0))?;
-            let v: i64 = conn.query_row("select count(*) from sph_views", [], |r| r.get(0))?;
+            let (n, v) = crate::db::schema_state(&conn)?;
             outln!("{}: {n} migrations applied, {v} views and macros registered", db.display())?;
             Ok(())
         }
         Command::Load(args) => load::run(db, args, &ui),
         Command::Refine(args) => refine::run(db, args),
-        Command::Split(args) => splits::split(db, args),
-        Command::Freeze(args) => splits::freeze(db, args),
-        Command::Verify(args) => splits::verify(db, args),
-        Command::Examples(args) => splits::examples(db, args),
+        Command::Split(args) => split::run(db, args),
+        Command::Freeze(args) => freeze::run(db, args),
+        Command::Verify(args) => verify::run(db, args),
+        Command::Examples(args) => examples::run(db, args),
         Command::Diff(args) => diff::run(db, args),
         Command::Report(args) => report::run(db, args),
         Command::Views(args) => views::run(db, args, &ui),

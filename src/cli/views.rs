@@ -48,8 +48,8 @@ pub struct BuildArgs {
     /// Supervision: all (every assistant message), final (the last one), window:I-J
     /// (assistant messages whose message index is in I..=J), keep:I,J,... (these
     /// messages, each an assistant message).
-    #[arg(long, default_value = "all")]
-    pub policy: String,
+    #[arg(long, default_value = "all", value_parser = parse_policy)]
+    pub policy: Policy,
     /// Messages the source marks as not trained (LLaMA-Factory `loss_weight: 0`, nebius
     /// `mask: false`): respect = never kept (all/final/window skip them and say so; keep:
     /// naming one is an error), ignore = kept like any assistant message.
@@ -80,16 +80,13 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         }
         None => {
             let conn = crate::db::open_read_only(db)?;
-            let table = crate::report::query(
-                &conn,
-                "select name, kind, base_name, version, sha256, source, code_version, registered_at from sph_views order by base_name, version",
-                &[],
-            )?;
+            let table = crate::report::query(&conn, crate::db::views::CATALOGUE, &[])?;
             super::out!("{}", crate::report::render_table(&table))?;
             Ok(())
         }
         Some(Action::Build(b)) => {
-            let policy = Policy::parse(&b.policy).map_err(|error| CliError { error, exit_code: 2 })?;
+            let policy = b.policy;
+            let policy_text = policy_label(&policy);
             // tokenizer.json is parsed on another thread while the database opens (each
             // takes a few tenths of a second); errors keep their order
             let read_tokenizer = || -> anyhow::Result<(Vec<u8>, tokenizers::Tokenizer)> {
@@ -152,7 +149,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     "warning: {} views keep no message under policy {} (no supervised token; they will fail the \
                      contract check trains_nothing): {}",
                     built.unsupervised.len(),
-                    b.policy,
+                    policy_text,
                     built.unsupervised.join(", ")
                 );
             }
@@ -163,7 +160,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                      (loss_weight 0 or mask false) and were not kept under policy {} (each view's origin lists them; \
                      --source-flags ignore keeps them): {}",
                     built.source_untrained.len(),
-                    b.policy,
+                    policy_text,
                     built
                         .source_untrained
                         .iter()
@@ -182,5 +179,21 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             )?;
             Ok(())
         }
+    }
+}
+
+/// `--policy` as clap parses it: the library's [`Policy::parse`], so a bad value is a
+/// usage error (exit 2) with the accepted forms.
+fn parse_policy(text: &str) -> Result<Policy, String> {
+    Policy::parse(text).map_err(|e| e.to_string())
+}
+
+/// The policy as the user writes it (`all`, `final`, `window:I-J`, `keep:I,J`).
+fn policy_label(policy: &Policy) -> String {
+    match policy {
+        Policy::AllAssistant => "all".into(),
+        Policy::FinalReport => "final".into(),
+        Policy::Window { from, to } => format!("window:{from}-{to}"),
+        Policy::Keep(keep) => format!("keep:{}", keep.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
     }
 }

@@ -16,6 +16,32 @@ use duckdb::{AccessMode, Config, Connection};
 use std::io::Read;
 use std::path::Path;
 
+/// Appends one line to the database's command log `sph_log` (command, detail, time):
+/// every command that changes the file or opens sealed content records itself here.
+///
+/// Errors: the insert fails (e.g. the file is read-only).
+pub fn log(conn: &Connection, command: &str, detail: &str) -> Result<()> {
+    conn.execute("insert into sph_log (command, detail) values (?, ?)", [command, detail])?;
+    Ok(())
+}
+
+/// The schema state `init` prints: (migrations applied, views and macros registered).
+pub fn schema_state(conn: &Connection) -> Result<(i64, i64)> {
+    let migrations = conn.query_row("select count(*) from sph_migrations", [], |r| r.get(0))?;
+    let views = conn.query_row("select count(*) from sph_views", [], |r| r.get(0))?;
+    Ok((migrations, views))
+}
+
+/// Whether the file at `path` is a database an earlier `sphragis demo` made (its
+/// `sph_log` has a `demo` line), so the demo may replace it. Any failure to open or
+/// read it as such is "no": the demo then refuses to replace the file.
+pub fn made_by_demo(path: &Path) -> bool {
+    let Ok(config) = Config::default().access_mode(AccessMode::ReadOnly) else { return false };
+    let Ok(conn) = Connection::open_with_flags(path, config) else { return false };
+    conn.query_row("select count(*) from sph_log where command = 'demo'", [], |r| r.get::<_, i64>(0))
+        .is_ok_and(|n| n > 0)
+}
+
 /// DuckDB's file magic, at byte offset 8 of a database file.
 const DUCKDB_MAGIC: &[u8; 4] = b"DUCK";
 

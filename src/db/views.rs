@@ -22,6 +22,11 @@
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 
+/// The catalogue `sphragis views` prints: every registered view and macro with its
+/// version, SHA-256, source file and the code version that registered it.
+pub const CATALOGUE: &str = "select name, kind, base_name, version, sha256, source, code_version, registered_at \
+     from sph_views order by base_name, version";
+
 /// What an embedded SQL file defines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SqlKind {
@@ -80,6 +85,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/splits/split_examples_v1.sql"),
     table_macro!("sql/review/version_diff_at_v1.sql"),
     table_macro!("sql/review/example_moves_at_v1.sql"),
+    table_macro!("sql/review/report_diff_at_v1.sql"),
     view!("sql/sft/sft_contract_v1.sql"),
     view!("sql/sft/sft_contract_summary_v1.sql"),
     view!("sql/sft/sft_contract_failures_v1.sql"),
@@ -148,6 +154,13 @@ impl ViewFile {
     /// SHA-256 of the SQL text after CRLF → LF.
     pub fn sha256(&self) -> String {
         super::migrations::checksum(self.sql)
+    }
+
+    /// The grain key the header declares (`-- Grain key: version, org.`), as column
+    /// names in order, e.g. `["version", "org"]`; `None` when the header has no such line.
+    pub fn grain_key(&self) -> Option<Vec<&'static str>> {
+        let line = self.sql.lines().take_while(|l| l.starts_with("--")).find_map(|l| l.strip_prefix("-- Grain key:"))?;
+        Some(line.trim().trim_end_matches('.').split(',').map(str::trim).filter(|k| !k.is_empty()).collect())
     }
 
     /// A macro's parameter list as written, e.g. `weights double[]`, and its parameter

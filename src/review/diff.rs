@@ -4,12 +4,16 @@
 //! moved). The tables are stamped with the macro and its arguments, so a stock DuckDB
 //! client re-runs the stamp's query and gets the same rows.
 //!
+//! [`diff_reports`] compares the report views themselves: per version-scoped report, the
+//! figures that differ between the two versions, old and new side by side, from the
+//! table macro `report_diff_at_v1` keyed on each view's declared grain key.
+//!
 //! [`diff_files`] compares a version of one database file with a version of another
 //! (made from other inputs): both files' verdicts are copied into a scratch in-memory
 //! database under the names `this:<A>` and `other:<B>`, and the same macros run there.
 
 use crate::db::views;
-use crate::report::{ReportTable, Stamp, query, sql_literal};
+use crate::report::{REPORTS, Report, ReportTable, Stamp, query, sql_literal};
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use std::path::Path;
@@ -19,15 +23,7 @@ use std::path::Path;
 ///
 /// Errors: a version that does not exist, `a` equal to `b`, or a SQL failure.
 pub fn diff(conn: &Connection, a: &str, b: &str, per_example: bool) -> Result<ReportTable> {
-    if a == b {
-        bail!("diff needs two different versions (both are {a})");
-    }
-    for v in [a, b] {
-        let known: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [v], |r| r.get(0))?;
-        if known == 0 {
-            bail!("version {v} does not exist; `sphragis sql \"select version from corpus_versions\"` lists them");
-        }
-    }
+    check_versions(conn, a, b)?;
     let (name, about) = if per_example {
         ("example_moves_at_v1", format!("examples whose verdict, split or half differs from {a} to {b}"))
     } else {
@@ -45,16 +41,115 @@ pub fn diff(conn: &Connection, a: &str, b: &str, per_example: bool) -> Result<Re
     })
 }
 
+/// The version-scoped reports (`by_version`) that `--reports` compares, in `report all`
+/// order, when `names` is empty or `["all"]`; otherwise the named ones.
+///
+/// Errors: an unknown report name, or a named report without a `version` column (the
+/// message lists the ones that have one).
+pub fn reports_to_compare(names: &[String]) -> Result<Vec<&'static Report>> {
+    let comparable: Vec<&'static Report> = REPORTS.iter().filter(|r| r.by_version).collect();
+    if names.is_empty() || names.iter().any(|n| n == "all") {
+        return Ok(comparable);
+    }
+    let known = || comparable.iter().map(|r| r.name).collect::<Vec<_>>().join(", ");
+    names
+        .iter()
+        .map(|name| match REPORTS.iter().find(|r| r.name == name) {
+            Some(report) if report.by_version => Ok(report),
+            Some(_) => bail!("report {name} has no corpus version to compare; --reports takes: all, {}", known()),
+            None => bail!("unknown report {name:?}; --reports takes: all, {}", known()),
+        })
+        .collect()
+}
+
+/// Per report in `reports`: the figures of its view that differ from version `a` to
+/// version `b` (one row per differing (row, figure), `change` = changed / only in A /
+/// only in B), from `report_diff_at_v1(view, grain key without version, a, b)`. Each
+/// table is stamped with the macro and those arguments; a report whose figures agree
+/// has no rows (and says so when printed).
+///
+/// Errors: a version that does not exist, `a` equal to `b`, a view without a declared
+/// grain key (a defect: tests/grain.rs requires one), or a SQL failure.
+pub fn diff_reports(conn: &Connection, a: &str, b: &str, reports: &[&Report]) -> Result<Vec<ReportTable>> {
+    check_versions(conn, a, b)?;
+    let name = "report_diff_at_v1";
+    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
+    let mut tables = Vec::new();
+    for report in reports {
+        let view = views::find(report.view).with_context(|| format!("{} is not registered", report.view))?;
+        let keys = view.grain_key().with_context(|| format!("{} declares no grain key", report.view))?;
+        let keys: Vec<String> = keys.into_iter().filter(|k| *k != "version").map(sql_literal).collect();
+        let arguments = format!("{}, [{}], {}, {}", sql_literal(report.view), keys.join(", "), sql_literal(a), sql_literal(b));
+        let sql = format!("select * from {name}({arguments}) order by all");
+        let table = query(conn, &sql, &[])?;
+        tables.push(ReportTable {
+            report: format!("diff-{}", report.name),
+            about: format!("{}: figures that differ from {a} to {b}", report.about),
+            stamp: Some(Stamp { kind: file.kind, name: name.into(), sha256: file.sha256(), arguments: Some(arguments), filter: None, query: sql }),
+            ..table
+        });
+    }
+    Ok(tables)
+}
+
+/// Refuses `a == b` and a version the database does not hold.
+fn check_versions(conn: &Connection, a: &str, b: &str) -> Result<()> {
+    if a == b {
+        bail!("diff needs two different versions (both are {a})");
+    }
+    for v in [a, b] {
+        let known: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [v], |r| r.get(0))?;
+        if known == 0 {
+            bail!("version {v} does not exist; `sphragis sql \"select version from corpus_versions\"` lists them");
+        }
+    }
+    Ok(())
+}
+
+/// Reports that `diff --against` cannot compare across two files: they read tables that
+/// are not per version (review_examples, label_items) or a version's base version, which
+/// the scratch copy does not carry. Listed with the reason when `--reports` names them.
+pub const NOT_ACROSS_FILES: &[(&str, &str)] = &[
+    ("reconciliation", "compares a version with its base version in the same file"),
+    ("criteria", "reads the loaded examples (review_examples), which are not per version"),
+    ("labels", "reads the loaded label items, which are not per version"),
+];
+
 /// Compares version `a` of the database file `this` with version `b` of the file `other`
 /// (same example ids across files are the same example). Both files are checked to have
-/// this sphragis's schema and are read only; their versions, verdicts and splits are
-/// copied into a scratch in-memory database as `this:<a>` and `other:<b>`, where
+/// this sphragis's schema and are read only; their versions, verdicts, comments and splits
+/// are copied into a scratch in-memory database as `this:<a>` and `other:<b>`, where
 /// [`diff`] runs. The stamp's query therefore names those prefixed versions: a stock
 /// client reproduces it after the same copy, not on either file alone.
 ///
 /// Errors: a file that is missing or not a sphragis database of this schema; a version
 /// missing from its file; a SQL failure.
 pub fn diff_files(this: &Path, a: &str, other: &Path, b: &str, per_example: bool) -> Result<ReportTable> {
+    let scratch = scratch_of(this, a, other, b)?;
+    let mut table = diff(&scratch, &format!("this:{a}"), &format!("other:{b}"), per_example)?;
+    table.about = format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
+    Ok(table)
+}
+
+/// [`diff_reports`] across two files, through the same scratch copy as [`diff_files`].
+///
+/// Errors: as [`diff_files`]; a report in [`NOT_ACROSS_FILES`] (named with the reason).
+pub fn diff_reports_files(this: &Path, a: &str, other: &Path, b: &str, reports: &[&Report]) -> Result<Vec<ReportTable>> {
+    if let Some((name, why)) = NOT_ACROSS_FILES.iter().find(|(n, _)| reports.iter().any(|r| r.name == *n)) {
+        bail!("report {name} cannot be compared across two files: it {why}; leave it out of --reports");
+    }
+    let scratch = scratch_of(this, a, other, b)?;
+    let mut tables = diff_reports(&scratch, &format!("this:{a}"), &format!("other:{b}"), reports)?;
+    for table in &mut tables {
+        table.about = format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
+    }
+    Ok(tables)
+}
+
+/// A scratch in-memory database holding version `a` of `this` as `this:<a>` and version
+/// `b` of `other` as `other:<b>` (corpus_versions without base version, refine_examples,
+/// refine_comments, review_splits).
+fn scratch_of(this: &Path, a: &str, other: &Path, b: &str) -> Result<Connection> {
     let scratch = crate::db::open(Path::new(":memory:"))?;
     for (alias, path, version, prefix) in [("sph_this", this, a, "this"), ("sph_other", other, b, "other")] {
         // the same checks a read-only open makes (schema and views are this binary's)
@@ -77,10 +172,9 @@ pub fn diff_files(this: &Path, a: &str, other: &Path, b: &str, per_example: bool
         };
         scratch.execute(&renamed("corpus_versions", ", null::varchar as base_version"), [version])?;
         scratch.execute(&renamed("refine_examples", ""), [version])?;
+        scratch.execute(&renamed("refine_comments", ""), [version])?;
         scratch.execute(&renamed("review_splits", ""), [version])?;
         scratch.execute_batch(&format!("detach {alias}"))?;
     }
-    let mut table = diff(&scratch, &format!("this:{a}"), &format!("other:{b}"), per_example)?;
-    table.about = format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
-    Ok(table)
+    Ok(scratch)
 }

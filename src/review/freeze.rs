@@ -24,7 +24,7 @@ use super::splits;
 use crate::ingest::{Corpus, InputKind};
 use crate::hash::sha256_hex;
 use anyhow::{Context, Result, bail};
-use duckdb::{Connection, params};
+use duckdb::{Connection, OptionalExt, params};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,7 +93,7 @@ fn selection(opts: &FreezeOptions, left_out: &[LeftOut]) -> &'static str {
 pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOptions) -> Result<FreezeSummary> {
     let state: Option<Option<String>> = conn
         .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
-        .ok();
+        .optional()?;
     match state {
         None => bail!("version {version} does not exist"),
         Some(Some(at)) => bail!("version {version} is already frozen (at {at})"),
@@ -188,7 +188,7 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
         if !left_out.is_empty() {
             detail.push_str(&format!("; left out: {}", describe(&left_out)));
         }
-        conn.execute("insert into sph_log (command, detail) values ('freeze', ?)", [detail])?;
+        crate::db::log(conn, "freeze", &detail)?;
         let mut summary = FreezeSummary {
             version: version.to_string(),
             folder: folder.clone(),
@@ -383,7 +383,7 @@ pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOpti
     }
     let recorded_folder: Option<String> = conn
         .query_row("select folder from frozen_versions where version = ?", [version], |r| r.get(0))
-        .ok();
+        .optional()?;
     let folder = match (&opts.frozen, recorded_folder) {
         (Some(dir), _) => dir.clone(),
         (None, Some(dir)) => PathBuf::from(dir),

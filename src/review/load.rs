@@ -5,7 +5,7 @@ use super::config;
 use super::store::ExampleWriter;
 use crate::ingest::{self, Corpus, InputError, InputKind, LoadOutcome};
 use anyhow::{Context, Result};
-use duckdb::Connection;
+use duckdb::{Connection, OptionalExt};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -85,7 +85,7 @@ pub fn load(
         writer.finish().map_err(|e| e.context(IdCollision))
     });
     let outcome = match outcome {
-        Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen).unwrap_or(e)),
+        Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen)?.unwrap_or(e)),
         other => other,
     }?;
     // Examples or windows arrived: move content that falls in a sealed window out of the main file.
@@ -108,18 +108,19 @@ impl std::fmt::Display for IdCollision {
 impl std::error::Error for IdCollision {}
 
 /// After a rolled-back load: the first example id of the file (by record) that the
-/// database already holds, as an error naming both places.
-fn collision(conn: &Connection, path: &Path, seen: &HashMap<String, i64>) -> Option<anyhow::Error> {
+/// database already holds, as an error naming both places (`None` when no id of the
+/// file is loaded yet; a failing lookup is an error of its own, never "absent").
+fn collision(conn: &Connection, path: &Path, seen: &HashMap<String, i64>) -> Result<Option<anyhow::Error>> {
     let mut ids: Vec<(&i64, &String)> = seen.iter().map(|(id, record)| (record, id)).collect();
     ids.sort();
     let mut stmt = conn
-        .prepare("select e.file_id, e.record, l.path from review_examples e join ingest_log l using (file_id) where e.example_id = ?")
-        .ok()?;
+        .prepare("select e.file_id, e.record, l.path from review_examples e join ingest_log l using (file_id) where e.example_id = ?")?;
     for (record, id) in ids {
-        if let Ok((file_id, earlier, earlier_path)) =
-            stmt.query_row([id], |r| Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+        if let Some((file_id, earlier, earlier_path)) = stmt
+            .query_row([id], |r| Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
+            .optional()?
         {
-            return Some(
+            return Ok(Some(
                 InputError::at(
                     path,
                     Some(*record as u64),
@@ -127,8 +128,8 @@ fn collision(conn: &Connection, path: &Path, seen: &HashMap<String, i64>) -> Opt
                     format!("{id:?} is already loaded (file_id {file_id}, {earlier_path} record {earlier})"),
                 )
                 .into(),
-            );
+            ));
         }
     }
-    None
+    Ok(None)
 }

@@ -8,7 +8,7 @@
 //! the same result; the base version only names what reconciliation compares against.
 
 use anyhow::{Context, Result, bail};
-use duckdb::{Connection, params};
+use duckdb::{Connection, OptionalExt, params};
 use std::fmt;
 
 /// The refine rules, in the order SPEC §2.2 applies them.
@@ -139,7 +139,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             [name],
             |r| r.get(0),
         )
-        .ok();
+        .optional()?;
     if let Some(Some(at)) = &frozen {
         bail!("version {name} was frozen at {at} and cannot be refined again; refine a new version");
     }
@@ -163,7 +163,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
                 [name],
                 |r| r.get(0),
             )
-            .ok();
+            .optional()?;
         if let Some(other) = frozen_on_it {
             bail!("version {name} is the base of frozen version {other}; refining it again would change {other}'s reconciliation");
         }
@@ -222,10 +222,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             [name],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        conn.execute(
-            "insert into sph_log (command, detail) values ('refine', ?)",
-            [format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-"))],
-        )?;
+        crate::db::log(conn, "refine", &format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-")))?;
         Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
     }))
 }

@@ -125,10 +125,7 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
             "insert into sealed_content select example_id, org, window_name, current_timestamp from temp.sph_to_seal",
             [],
         )?;
-        conn.execute(
-            "insert into sph_log (command, detail) values ('seal', ?)",
-            [format!("content of {n} examples in sealed windows moved to {}", companion.display())],
-        )?;
+        crate::db::log(conn, "seal", &format!("content of {n} examples in sealed windows moved to {}", companion.display()))?;
         Ok(n as u64)
     })
 }

@@ -11,7 +11,7 @@
 use crate::db::views;
 use crate::hash::sha256_hex;
 use anyhow::{Context, Result, bail};
-use duckdb::{Connection, params};
+use duckdb::{Connection, OptionalExt, params};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
@@ -29,7 +29,7 @@ const SPLITS_SQL: &str = include_str!("../../sql/steps/splits.sql");
 pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Vec<(String, i64)>> {
     let state: Option<Option<String>> = conn
         .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
-        .ok();
+        .optional()?;
     match state {
         None => bail!("version {version} does not exist; refine it first"),
         Some(Some(at)) => bail!("version {version} was frozen at {at}; its splits cannot change"),
@@ -63,10 +63,7 @@ pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Ve
                 "insert into split_runs values (?, ?, ?, current_timestamp)",
                 params![version, o, file_id],
             )?;
-            conn.execute(
-                "insert into sph_log (command, detail) values ('split', ?)",
-                [format!("{version} {o}: {n} examples, registration file_id {file_id}")],
-            )?;
+            crate::db::log(conn, "split", &format!("{version} {o}: {n} examples, registration file_id {file_id}"))?;
             placed.push((o.clone(), n as i64));
         }
         Ok(placed)
@@ -83,7 +80,7 @@ fn registration(conn: &Connection, version: &str, org: &str) -> Result<i32> {
             params![version, org],
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
-        .ok();
+        .optional()?;
     let Some((file_id, windows, halves)) = row else {
         bail!("version {version} has no examples of org {org}");
     };
@@ -280,10 +277,7 @@ pub fn examples(conn: &Connection, version: &str, org: &str, split: &str, unseal
         let mut table = crate::review::sealed::with_content(conn, true, || query(conn, SPLIT_EXAMPLES_UNSEALED_SQL, &[version, org, split]))?;
         table.report = "examples".into();
         table.about = format!("{org} {split} of version {version}, unsealed (content from the sealed companion; no stamp)");
-        conn.execute(
-            "insert into sph_log (command, detail) values ('unseal', ?)",
-            [format!("{version} {org} {split}: {} examples shown", table.rows.len())],
-        )?;
+        crate::db::log(conn, "unseal", &format!("{version} {org} {split}: {} examples shown", table.rows.len()))?;
         return Ok(table);
     }
     let name = "split_examples_v1";

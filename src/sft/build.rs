@@ -16,7 +16,7 @@
 
 use super::render::{ChatTemplate, RenderedView, render_view};
 use anyhow::{Context, Result, bail};
-use duckdb::Connection;
+use duckdb::{Connection, OptionalExt};
 use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -156,7 +156,7 @@ impl Policy {
 pub fn messages_json(conn: &Connection, instance_id: &str) -> Result<(Vec<Value>, Option<Value>)> {
     let tools: Option<Option<String>> = conn
         .query_row("select tools from sft_trajectories where instance_id = ?", [instance_id], |r| r.get(0))
-        .ok();
+        .optional()?;
     let Some(tools) = tools else { bail!("no trajectory {instance_id} is loaded") };
     let tools = tools.map(|t| serde_json::from_str(&t)).transpose()?;
     let mut calls: std::collections::BTreeMap<i64, Vec<Value>> = Default::default();

@@ -13,7 +13,7 @@
 use crate::ingest::json::parse_json;
 use crate::ingest::{self, InputError, InputKind, LoadOutcome};
 use anyhow::Result;
-use duckdb::{Connection, params};
+use duckdb::{Connection, OptionalExt, params};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -161,7 +161,7 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
                     [&id],
                     |r| r.get(0),
                 )
-                .ok();
+                .optional()?;
             if let Some(earlier) = earlier {
                 return Err(InputError::at(path, None, Some(&field("instance_id")), format!("{id} is already loaded from {earlier}")).into());
             }
