@@ -353,3 +353,117 @@ fn full_disk_during_load_leaves_nothing() {
     s.ok(&["load", "examples", "big.jsonl"]);
     assert_eq!(s.value("select count(*) from review_examples"), "36000");
 }
+
+/// Runs `args` with the process stopped at the named crash point (`SPHRAGIS_CRASH_AT`:
+/// an abort there, no destructor, commit, flush or rename after it), and checks that it
+/// did stop there rather than finish or fail on its own.
+fn crash_at(s: &Scratch, point: &str, args: &[&str]) {
+    let out = s.command(args).env("SPHRAGIS_CRASH_AT", point).output().unwrap();
+    assert!(
+        out.status.code().is_none(),
+        "{point}: {args:?} was not stopped at the crash point (exit {:?}): {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn verify_clean(s: &Scratch, version: &str) {
+    let out = s.run(&["verify", "--reproduce", "--version", version]);
+    let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && said.contains("clean"), "verify {version}: {said}");
+}
+
+/// The `version` field of a criteria file.
+fn criteria_version(path: &Path) -> String {
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    v["version"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn kill_during_freeze_keeps_every_frozen_file_true() {
+    let s = Scratch::new("freeze");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join("review").join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    for v in ["v3", "v4", "v5"] {
+        s.ok(&["refine", "--version", v]);
+        s.ok(&["split", "--version", v, "--org", "openstack"]);
+    }
+    s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    let current = s.dir.join("frozen/split-criteria-openstack.json");
+    assert_eq!(criteria_version(&current), "v3");
+
+    // killed before the commit: v4 is not frozen, v3's files are untouched and verify clean
+    // (before the fix, v3's criteria file was already renamed and v3 no longer verified)
+    crash_at(&s, "freeze:before-commit", &["freeze", "--version", "v4", "--out", "frozen"]);
+    assert_eq!(s.value("select count(*) from frozen_versions where version = 'v4'"), "0");
+    assert_eq!(s.value("select frozen_at is null from corpus_versions where version = 'v4'"), "true");
+    assert_eq!(criteria_version(&current), "v3");
+    verify_clean(&s, "v3");
+    // the freeze runs again in full; v3's criteria file is kept beside it under its version
+    s.ok(&["freeze", "--version", "v4", "--out", "frozen"]);
+    assert_eq!(criteria_version(&current), "v4");
+    assert_eq!(criteria_version(&s.dir.join("frozen/split-criteria-openstack-v3.json")), "v3");
+    verify_clean(&s, "v3");
+    verify_clean(&s, "v4");
+
+    // killed after the commit, before the staged criteria file is renamed into place: v5
+    // is frozen, and the next verify finishes the rename; v4 keeps its own copy
+    crash_at(&s, "freeze:after-commit", &["freeze", "--version", "v5", "--out", "frozen"]);
+    assert_eq!(s.value("select count(*) from frozen_versions where version = 'v5'"), "1");
+    assert_eq!(criteria_version(&current), "v4", "nothing replaced before the rename");
+    verify_clean(&s, "v5");
+    assert_eq!(criteria_version(&current), "v5");
+    verify_clean(&s, "v4");
+    verify_clean(&s, "v3");
+    let stray: Vec<_> = std::fs::read_dir(s.dir.join("frozen"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".pending"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+}
+
+#[test]
+fn kill_during_export_leaves_no_export_folder() {
+    let s = Scratch::new("export");
+    std::fs::copy(samples().join("review/openstack.jsonl"), s.dir.join("openstack.jsonl")).unwrap();
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    s.ok(&["refine", "--version", "v1"]);
+    let before = s.state();
+    crash_at(&s, "export:before-manifest", &["export", "--format", "parquet", "--out", "out"]);
+    assert!(!s.dir.join("out").exists(), "a killed export left a folder named like a finished one");
+    assert!(s.dir.join("out.partial").is_dir());
+    assert_eq!(s.state(), before);
+    // the next export replaces what the killed one left, and finishes
+    s.ok(&["export", "--format", "parquet", "--out", "out"]);
+    assert!(s.dir.join("out/manifest.json").is_file());
+    assert!(!s.dir.join("out.partial").exists());
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(s.dir.join("out/manifest.json")).unwrap()).unwrap();
+    let examples = manifest["tables"].as_array().unwrap().iter().find(|t| t["name"] == "review_examples").unwrap();
+    assert_eq!(examples["rows"].as_i64().unwrap().to_string(), s.value("select count(*) from review_examples"));
+}
+
+#[test]
+fn kill_during_views_build_leaves_no_views_file() {
+    let s = Scratch::new("views-build");
+    let sft = samples().join("sft");
+    s.ok(&["load", "trajectories", sft.join("audit/demo__env-1.traj.json").to_str().unwrap()]);
+    let before = s.value("select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from sft_messages))");
+    let (tokenizer, template) = (sft.join("tokenizer.json"), sft.join("chatml_training.jinja"));
+    let args = [
+        "views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template", template.to_str().unwrap(), "--pool",
+        "A", "--out", "v.jsonl",
+    ];
+    crash_at(&s, "views-build:before-rename", &args);
+    assert!(!s.dir.join("v.jsonl").exists(), "a killed build left a views file");
+    assert_eq!(s.value("select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from sft_messages))"), before);
+    s.ok(&args);
+    let views = std::fs::read_to_string(s.dir.join("v.jsonl")).unwrap();
+    assert_eq!(views.lines().count(), 1);
+    // the loader takes the finished file
+    s.ok(&["load", "views", "v.jsonl", "--tokenizer", tokenizer.to_str().unwrap()]);
+}

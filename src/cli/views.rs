@@ -143,6 +143,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 }
             };
             drop(out);
+            crate::db::crash_point("views-build:before-rename");
             std::fs::rename(&partial, &b.out).map_err(|e| anyhow::anyhow!("{}: {e}", b.out.display()))?;
             if !built.unsupervised.is_empty() {
                 eprintln!(

@@ -42,6 +42,18 @@ pub fn made_by_demo(path: &Path) -> bool {
         .is_ok_and(|n| n > 0)
 }
 
+/// A named point where the crash tests (tests/crash.rs) kill the process: when the
+/// environment variable `SPHRAGIS_CRASH_AT` equals `name`, the process aborts at once
+/// (SIGABRT: no destructor runs, no transaction commits, no file is flushed or renamed),
+/// as a kill -9 would stop it there. Without the variable this is a no-op. Points:
+/// `freeze:before-commit`, `freeze:after-commit`, `export:before-manifest`,
+/// `views-build:before-rename`.
+pub fn crash_point(name: &str) {
+    if std::env::var_os("SPHRAGIS_CRASH_AT").is_some_and(|v| v == name) {
+        std::process::abort();
+    }
+}
+
 /// DuckDB's file magic, at byte offset 8 of a database file.
 const DUCKDB_MAGIC: &[u8; 4] = b"DUCK";
 

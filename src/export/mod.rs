@@ -202,16 +202,26 @@ pub fn log_sealed_export(conn: &Connection, out: &Path) -> Result<()> {
 /// Writes the tables of `conn`'s database to `opts.out` as Parquet with `manifest.json`,
 /// and returns the manifest.
 ///
+/// The folder is written as `<out>.partial` and renamed to `out` once its manifest is
+/// written: an export that fails or is killed never leaves a folder named `out` (a
+/// `<out>.partial` left by a killed export is removed by the next export to `out`).
+///
 /// Errors: `opts.out` exists and is not an empty folder; a named table does not exist;
-/// a COPY or a file write fails (the folder is then left incomplete, without a manifest).
+/// a COPY or a file write fails (`<out>.partial` is then left, `out` is not written).
 pub fn export(conn: &Connection, opts: &ExportOptions) -> Result<Manifest> {
-    let out = &opts.out;
-    if out.exists() {
-        let empty = out.is_dir() && std::fs::read_dir(out)?.next().is_none();
+    let finished = &opts.out;
+    if finished.exists() {
+        let empty = finished.is_dir() && std::fs::read_dir(finished)?.next().is_none();
         if !empty {
-            bail!("{}: already exists and is not an empty folder (export writes a new folder)", out.display());
+            bail!("{}: already exists and is not an empty folder (export writes a new folder)", finished.display());
         }
     }
+    let partial = PathBuf::from(format!("{}.partial", finished.display()));
+    if partial.exists() {
+        std::fs::remove_dir_all(&partial)
+            .with_context(|| format!("{}: cannot remove the folder a killed export left", partial.display()))?;
+    }
+    let out = &partial;
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create the export folder", out.display()))?;
     let all = base_tables(conn)?;
     let tables = match &opts.tables {
@@ -307,9 +317,15 @@ pub fn export(conn: &Connection, opts: &ExportOptions) -> Result<Manifest> {
         tables: exported,
         views: crate::db::views::VIEWS.iter().map(view_export).collect(),
     };
+    crate::db::crash_point("export:before-manifest");
     let path = out.join("manifest.json");
     std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n")
         .with_context(|| format!("{}: cannot write the manifest", path.display()))?;
+    if finished.exists() {
+        std::fs::remove_dir(finished).with_context(|| format!("{}: cannot replace the empty folder", finished.display()))?;
+    }
+    std::fs::rename(out, finished)
+        .with_context(|| format!("{}: cannot rename to {}", out.display(), finished.display()))?;
     Ok(manifest)
 }
 

@@ -6,7 +6,8 @@
 //! `frozen_versions` and each file's name, SHA-256 and size in `frozen_files`, and marks
 //! the version immutable. A criteria file of another version already in the folder is
 //! kept as `split-criteria-<org>-<its version>.json` (and that version's record follows
-//! the rename). An org whose kept examples have no split is never left out silently:
+//! it). A kill at any point leaves every committed record true on disk: see
+//! [`finish_interrupted`]. An org whose kept examples have no split is never left out silently:
 //! freeze refuses unless the orgs to freeze are named (`--org`) or the partial freeze is
 //! allowed (`--allow-partial`); either way the orgs left out are recorded in
 //! `frozen_exclusions`.
@@ -91,6 +92,7 @@ fn selection(opts: &FreezeOptions, left_out: &[LeftOut]) -> &'static str {
 /// every such org with its kept examples); an org named in `opts.orgs` has no split;
 /// a file cannot be written.
 pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOptions) -> Result<FreezeSummary> {
+    finish_interrupted(conn)?;
     let state: Option<Option<String>> = conn
         .query_row("select frozen_at::varchar from corpus_versions where version = ?", [version], |r| r.get(0))
         .optional()?;
@@ -153,7 +155,7 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
             serde_json::to_string_pretty(&criteria)? + "\n",
         ));
     }
-    crate::db::in_transaction(conn, || -> Result<FreezeSummary> {
+    crate::db::in_transaction(conn, || -> Result<(FreezeSummary, Vec<(PathBuf, PathBuf)>)> {
         for (org, root, manifest, criteria) in &files {
             conn.execute(
                 "insert into frozen_manifests values (?, ?, ?, ?, ?, ?, current_timestamp)",
@@ -198,9 +200,17 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
             renamed: Vec::new(),
         };
         if files.is_empty() {
-            return Ok(summary);
+            return Ok((summary, Vec::new()));
         }
+        // Crash safety (kill -9 at any point): nothing a committed record names is
+        // replaced before the commit. An older version's criteria file is COPIED to its
+        // kept name (its record follows inside this transaction); the new criteria file
+        // is staged as a pending file and renamed into place after the commit; a freeze
+        // killed between the commit and the rename is finished by the next freeze or
+        // verify (`finish_interrupted`), and one killed before the commit leaves only
+        // stray copies that no record names.
         std::fs::create_dir_all(&folder).with_context(|| format!("{}: cannot create directory", folder.display()))?;
+        let mut pending = Vec::new();
         for (org, _, manifest, criteria) in &files {
             let current = folder.join(format!("split-criteria-{org}.json"));
             if let Some(previous) = version_of(&current)?
@@ -208,8 +218,8 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
             {
                 let kept_name = format!("split-criteria-{org}-{previous}.json");
                 let kept = folder.join(&kept_name);
-                std::fs::rename(&current, &kept)
-                    .with_context(|| format!("{}: cannot rename to {}", current.display(), kept.display()))?;
+                std::fs::copy(&current, &kept)
+                    .with_context(|| format!("{}: cannot copy to {}", current.display(), kept.display()))?;
                 // The older version's record follows its file when it was frozen into this folder.
                 conn.execute(
                     "update frozen_files set file_name = ? where version = ? and org = ? and role = 'criteria' \
@@ -218,15 +228,79 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
                 )?;
                 summary.renamed.push((current.clone(), kept));
             }
-            std::fs::write(&current, criteria).with_context(|| format!("{}: cannot write", current.display()))?;
+            let staged = folder.join(pending_name(org, version));
+            std::fs::write(&staged, criteria).with_context(|| format!("{}: cannot write", staged.display()))?;
             let manifest_path = folder.join(format!("manifest-{org}-{version}.json"));
             std::fs::write(&manifest_path, manifest)
                 .with_context(|| format!("{}: cannot write", manifest_path.display()))?;
+            pending.push((staged, current.clone()));
             summary.written.push(current);
             summary.written.push(manifest_path);
         }
+        crate::db::crash_point("freeze:before-commit");
+        Ok((summary, pending))
+    })
+    .and_then(|(summary, pending)| {
+        crate::db::crash_point("freeze:after-commit");
+        for (staged, current) in pending {
+            std::fs::rename(&staged, &current).with_context(|| {
+                format!(
+                    "{}: cannot rename to {} (version {version} is frozen; `sphragis verify --reproduce --version {version}` \
+                     finishes the rename)",
+                    staged.display(),
+                    current.display()
+                )
+            })?;
+        }
         Ok(summary)
     })
+}
+
+/// The name a new criteria file is staged under until its freeze commits.
+fn pending_name(org: &str, version: &str) -> String {
+    format!(".split-criteria-{org}.json.{version}.pending")
+}
+
+/// Finishes freezes interrupted between their commit and the renaming of their staged
+/// criteria files (a kill -9, a full disk): in the recorded folder of every frozen
+/// version, a staged file of a frozen version whose content is the one recorded is
+/// renamed into place; a staged file of a version that is not frozen (the freeze was
+/// killed before its commit) is removed. Returns the files renamed into place.
+///
+/// Errors: a folder cannot be read or a file cannot be renamed or removed.
+pub fn finish_interrupted(conn: &Connection) -> Result<Vec<PathBuf>> {
+    let mut stmt = conn.prepare(
+        "select f.version, f.org, f.file_name, f.sha256, v.folder from frozen_files f join frozen_versions v using (version) \
+         where f.role = 'criteria'",
+    )?;
+    let recorded: Vec<(String, String, String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+        .collect::<duckdb::Result<_>>()?;
+    let mut finished = Vec::new();
+    let mut folders: Vec<&str> = recorded.iter().map(|r| r.4.as_str()).collect();
+    folders.sort();
+    folders.dedup();
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(folder) else { continue };
+        for entry in entries {
+            let path = entry?.path();
+            let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
+            if !(name.starts_with(".split-criteria-") && name.ends_with(".pending")) {
+                continue;
+            }
+            let owner = recorded.iter().find(|(version, org, _, _, f)| f == folder && pending_name(org, version) == name);
+            match owner {
+                Some((_, _, file_name, sha256, _)) if sha256_hex(&std::fs::read(&path)?) == *sha256 => {
+                    let target = Path::new(folder).join(file_name);
+                    std::fs::rename(&path, &target)
+                        .with_context(|| format!("{}: cannot rename to {}", path.display(), target.display()))?;
+                    finished.push(target);
+                }
+                _ => std::fs::remove_file(&path).with_context(|| format!("{}: cannot remove", path.display()))?,
+            }
+        }
+    }
+    Ok(finished)
 }
 
 /// `org (n kept examples, reason), ...` for messages.
@@ -381,6 +455,7 @@ pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOpti
     if frozen.is_empty() {
         bail!("version {version} has no frozen splits to reproduce; compute splits and freeze it first");
     }
+    finish_interrupted(conn)?;
     let recorded_folder: Option<String> = conn
         .query_row("select folder from frozen_versions where version = ?", [version], |r| r.get(0))
         .optional()?;
