@@ -8,6 +8,7 @@ mod export;
 mod load;
 mod refine;
 mod report;
+mod show;
 mod splits;
 mod sql;
 mod views;
@@ -65,6 +66,9 @@ pub enum Command {
     Views(views::Args),
     /// Run a SQL query with the sph_ functions registered.
     Sql(sql::Args),
+    /// Show one SFT view's tokens coloured by loss mask (`show view VIEW_ID`), on a
+    /// terminal or as an offline HTML page.
+    Show(show::Args),
     /// Write every table as partitioned Parquet with manifest.json (tables, files, SHA-256s,
     /// each view's SQL for DuckDB and Spark); sealed-window rows only with --include-sealed.
     Export(export::Args),
@@ -252,6 +256,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Report(args) => report::run(db, args),
         Command::Views(args) => views::run(db, args, &ui),
         Command::Sql(args) => sql::run(db, args),
+        Command::Show(args) => show::run(db, args),
         Command::Export(args) => export::run(db, args, &ui),
         Command::Demo(_) => unreachable!("handled above"),
     }
