@@ -127,10 +127,7 @@ pub fn render(view: &MaskView, colour: bool) -> String {
         let mut in_run = false;
         for (i, p) in positions.iter().enumerate() {
             let bad = offending.contains(&p.position);
-            let mut piece = shown(&p.piece);
-            if ids && i + 1 < positions.len() {
-                piece.push(' ');
-            }
+            let piece = shown(&p.piece);
             if colour {
                 token_ansi(&mut out, p, &piece, bad);
             } else {
@@ -145,6 +142,9 @@ pub fn render(view: &MaskView, colour: bool) -> String {
                 } else {
                     out.push_str(&piece);
                 }
+            }
+            if ids && i + 1 < positions.len() {
+                out.push(' ');
             }
         }
         if in_run {
