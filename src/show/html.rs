@@ -24,7 +24,7 @@ pub const MASK_CSS: &str = r#".sphm{font-family:system-ui,-apple-system,"Segoe U
 .sphm-meta,.sphm-stamp,.sphm-decoding{font-size:13px;color:#444;margin:.2em 0}
 .sphm-legend{list-style:none;padding:0;margin:.4em 0;font-size:13px;display:flex;flex-wrap:wrap;gap:.4em 1.2em}
 .sphm-key{font-family:ui-monospace,Menlo,Consolas,monospace;padding:0 .3em;border:1px solid #ccc}
-.sphm-tokens{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;white-space:pre-wrap;word-break:break-all;line-height:1.7;padding:2px 6px}
+.sphm-tokens{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:13px;white-space:pre-wrap;overflow-wrap:anywhere;line-height:1.7;padding:2px 6px}
 .sphm-t{border-right:1px solid rgba(0,0,0,.1)}
 .sphm-sup,.sphm-key-sup{background:#b7e4c7;color:#081c15}
 .sphm-sup.sphm-x2,.sphm-key-x2{background:#74c69d;color:#081c15}
