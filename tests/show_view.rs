@@ -291,3 +291,40 @@ fn show_view_writes_an_html_file_for_out_html() {
     assert!(html.contains("<section class=\"sphm\""), "an .html --out means the HTML page");
     assert_eq!(tokens(&html).len(), 8);
 }
+
+/// `$SPHRAGIS_SHARED` (CI) or `../shared` beside the repository.
+fn shared() -> PathBuf {
+    std::env::var_os("SPHRAGIS_SHARED").map(Into::into).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
+
+#[test]
+#[ignore = "reads the Qwen3 reference views and tokenizer in ../shared/data"]
+fn real_byte_level_views_show_one_element_per_position_and_their_own_supervised_count() {
+    let data = shared().join("data");
+    let s = Scratch::new("qwen3");
+    let tokenizer = data.join("tokenizers/qwen3/tokenizer.json");
+    let views = data.join("sft/reference-views-qwen3/views.jsonl");
+    s.ok(&["load", "views", path(&views), "--pool", "A", "--span-end", "exclusive", "--tokenizer", path(&tokenizer)]);
+    // the producer's own counts (transformers' apply_chat_template, see PROVENANCE.md)
+    let expected: Vec<(String, u64, u64)> = std::fs::read_to_string(&views)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["instance_id"].as_str().unwrap().to_string(), v["n_tokens"].as_u64().unwrap(), v["n_supervised"].as_u64().unwrap())
+        })
+        .collect();
+    assert_eq!(expected.len(), 2);
+    for (instance, n_tokens, n_supervised) in expected {
+        let view_id = s.json("select to_json(view_id)::varchar from sft_views where instance_id = ?", &instance);
+        let view_id = view_id.as_str().unwrap();
+        // the view records its tokenizer (given at load), so it decodes with that file
+        let html = s.ok(&["show", "view", view_id, "--format", "html", "--tokenizer", path(&tokenizer)]);
+        let toks = tokens(&html);
+        assert_eq!(toks.len() as u64, n_tokens, "{view_id}: one element per position, byte pieces never merged");
+        let coloured = toks.iter().filter(|t| t.classes.iter().any(|c| c == "sphm-sup")).count() as u64;
+        assert_eq!(coloured, n_supervised, "{view_id}");
+        // decoded with the recorded tokenizer: the first position is Qwen3's turn opener
+        assert_eq!(toks[0].text, "<|im_start|>");
+    }
+}
