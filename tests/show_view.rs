@@ -135,6 +135,7 @@ fn html_unescape(s: &str) -> String {
 fn html_colours_exactly_the_supervised_positions_of_a_built_view() {
     let s = built("html");
     let tokenizer = sft().join("chatml_tokenizer.json");
+    let re = Regex::new(r#"<details class="sphm-msg[^"]*" data-role="([^"]*)" data-msg="(\d+)""#).unwrap();
     for view_id in ["A:demo__env-1", "A:broken__lint-3"] {
         let html = s.ok(&["show", "view", view_id, "--format", "html", "--tokenizer", path(&tokenizer)]);
         let toks = tokens(&html);
@@ -153,7 +154,6 @@ fn html_colours_exactly_the_supervised_positions_of_a_built_view() {
             "select to_json(list({'msg': msg_index, 'role': role} order by ordinal))::varchar from sft_view_spans where view_id = ?",
             view_id,
         );
-        let re = Regex::new(r#"<details class="sphm-msg[^"]*" data-role="([^"]*)" data-msg="(\d+)""#).unwrap();
         let shown: Vec<serde_json::Value> =
             re.captures_iter(&html).map(|c| serde_json::json!({"msg": c[2].parse::<i64>().unwrap(), "role": &c[1]})).collect();
         assert_eq!(serde_json::Value::Array(shown), spans);
