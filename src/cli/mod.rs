@@ -23,7 +23,7 @@ use std::process::ExitCode;
 #[command(name = "sphragis", version = crate::VERSION_TEXT, about, long_about = None)]
 pub struct Cli {
     /// The database file [default: sphragis.duckdb; demo: sphragis-demo.duckdb]. Commands
-    /// that write create it; report, views and sql only read an existing one.
+    /// that write create it; report, views, sql and show only read an existing one.
     #[arg(long, global = true, env = "SPHRAGIS_DB")]
     pub db: Option<PathBuf>,
     /// No progress output, even on a terminal.
