@@ -61,6 +61,10 @@
 //! - [`export`]: every table as partitioned Parquet with `manifest.json` (files,
 //!   SHA-256s, each view's SQL in DuckDB and Spark dialects, whether it runs on Spark),
 //!   and `init --from` back; [`export::spark`] holds the generated, parity-checked Spark SQL.
+//! - [`show`]: the token-level loss-mask viewer (`show view`) — one SFT view's positions
+//!   from the table macro `sft_view_positions_at_v1`, decoded one position at a time with
+//!   the view's tokenizer, rendered as ANSI / plain text ([`show::terminal`]) or an HTML
+//!   fragment and page ([`show::html`], embedded by the HTML report).
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 of byte slices.
 //!
@@ -95,6 +99,7 @@ pub mod report;
 pub mod review;
 pub mod rules;
 pub mod sft;
+pub mod show;
 
 /// The code that computed stored verdicts and stamped reports: crate version and the git
 /// commit it was built from, e.g. `sphragis 0.1.0 (git 3fb3f09a1c2d)`, with `-dirty` when

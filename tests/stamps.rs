@@ -150,7 +150,7 @@ fn macros_are_callable_from_a_stock_client() {
     let rows = stock_rows(&db, "select weight, total from sft_weight_projection_at_v1([2.0]) order by all");
     assert_eq!(rows, serde_json::json!([{"weight": 2.0, "total": 10.0}]));
     let rows = stock_rows(&db, "select kind, count(*) as n from sph_views where name like '%\\_at\\_v%' escape '\\' group by kind");
-    assert_eq!(rows, serde_json::json!([{"kind": "macro", "n": 6}]), "4 SFT macros and the 2 of diff");
+    assert_eq!(rows, serde_json::json!([{"kind": "macro", "n": 7}]), "5 SFT macros and the 2 of diff");
     // The pointer macro follows the latest version.
     assert_eq!(stock_rows(&db, "select passes from sft_budget_at([8], [100])"), stock_rows(&db, "select passes from sft_budget_at_v1([8], [100])"));
 }

@@ -10,6 +10,7 @@ mod freeze;
 mod load;
 mod refine;
 mod report;
+mod show;
 mod split;
 mod sql;
 mod verify;
@@ -25,7 +26,7 @@ use std::process::ExitCode;
 #[command(name = "sphragis", version = crate::VERSION_TEXT, about, long_about = None)]
 pub struct Cli {
     /// The database file [default: sphragis.duckdb; demo: sphragis-demo.duckdb]. Commands
-    /// that write create it; report, views and sql only read an existing one.
+    /// that write create it; report, views, sql and show only read an existing one.
     #[arg(long, global = true, env = "SPHRAGIS_DB")]
     pub db: Option<PathBuf>,
     /// No progress output, even on a terminal.
@@ -69,6 +70,9 @@ pub enum Command {
     Views(views::Args),
     /// Run a SQL query with the sph_ functions registered.
     Sql(sql::Args),
+    /// Show one SFT view's tokens coloured by loss mask (`show view VIEW_ID`), on a
+    /// terminal or as an offline HTML page.
+    Show(show::Args),
     /// Write every table as partitioned Parquet with manifest.json (tables, files, SHA-256s,
     /// each view's SQL for DuckDB and Spark); sealed-window rows only with --include-sealed.
     Export(export::Args),
@@ -255,6 +259,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Report(args) => report::run(db, args),
         Command::Views(args) => views::run(db, args, &ui),
         Command::Sql(args) => sql::run(db, args),
+        Command::Show(args) => show::run(db, args),
         Command::Export(args) => export::run(db, args, &ui),
         Command::Demo(_) => unreachable!("handled above"),
     }

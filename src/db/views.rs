@@ -122,6 +122,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/pools/sft_samples_outcomes_v1.sql"),
     view!("sql/pools/sft_report_only_v1.sql"),
     view!("sql/pools/sft_position_exposure_v1.sql"),
+    table_macro!("sql/sft/sft_view_positions_at_v1.sql"),
     table_macro!("sql/pools/sft_truncation_views_at_v1.sql"),
     table_macro!("sql/pools/sft_truncation_at_v1.sql"),
     view!("sql/pools/sft_truncation_v1.sql"),
