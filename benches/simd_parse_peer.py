@@ -15,24 +15,35 @@ import simdjson
 
 def main():
     path = sys.argv[1]
-    t0 = time.perf_counter()
-    with open(path, "rb") as f:
-        data = f.read()
-    read_seconds = time.perf_counter() - t0
     parser = simdjson.Parser()
-    t0 = time.perf_counter()
-    if data.lstrip()[:1] == b"[":
+    with open(path, "rb") as f:
+        head = f.read(4096).lstrip()[:1]
+    read_seconds = parse_seconds = 0.0
+    rows = 0
+    if head == b"[":  # one document: read it whole, parse it whole
+        t0 = time.perf_counter()
+        with open(path, "rb") as f:
+            data = f.read()
+        read_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
         doc = parser.parse(data)
         rows = len(doc)
         del doc
-    else:
-        rows = 0
-        for line in data.split(b"\n"):
-            if line.strip():
-                doc = parser.parse(line)
-                del doc  # the parser holds one document at a time
-                rows += 1
-    parse_seconds = time.perf_counter() - t0
+        parse_seconds = time.perf_counter() - t0
+    else:  # JSON lines, streamed (memory stays that of the longest line)
+        with open(path, "rb") as f:
+            while True:
+                t0 = time.perf_counter()
+                line = f.readline()
+                t1 = time.perf_counter()
+                read_seconds += t1 - t0
+                if not line:
+                    break
+                if line.strip():
+                    doc = parser.parse(line)
+                    del doc  # the parser holds one document at a time
+                    rows += 1
+                parse_seconds += time.perf_counter() - t1
     print(f"rows={rows} read_seconds={read_seconds:.3f} parse_seconds={parse_seconds:.3f}")
 
 
