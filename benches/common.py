@@ -60,3 +60,16 @@ def header(title, args, notes):
     print(f"tools:   {version} ({args.bin}); Python duckdb {duck}; Python {platform.python_version()}")
     for i, line in enumerate(notes):
         print(("note:    " if i == 0 else "         ") + line)
+
+
+SIMD_PIN = "pysimdjson==7.0.2"
+
+
+def simd_peer(args):
+    """The command prefix of the SIMD-JSON physical reference (benches/simd_parse_peer.py) in the
+    bench venv; installs `pysimdjson` (simdjson's Python binding, from PyPI) there when missing."""
+    ok = subprocess.run([args.venv_python, "-c", "import simdjson"], capture_output=True).returncode == 0
+    if not ok:
+        print(f"installing {SIMD_PIN} into the bench venv ({args.venv_python})", flush=True)
+        subprocess.run([args.venv_python, "-m", "pip", "install", "-q", SIMD_PIN], check=True)
+    return [args.venv_python, os.path.join(os.path.dirname(os.path.abspath(__file__)), "simd_parse_peer.py")]

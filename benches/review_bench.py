@@ -11,6 +11,8 @@ What it measures, for review4repair (test_100.json, 2,961 rows) replicated N tim
                                                    builds no database)
   (d) sphragis refine --version v3 --rules all, then report all --format csv --out DIR,
       timed together, on the database from (a)
+  (e) the physical reference: simdjson (pysimdjson in the venv, installed when missing)
+      parsing the same JSONL, nothing else (benches/simd_parse_peer.py)
 
 Then, unless --no-formats, the loaders on review4repair as users have it (the published
 file is one JSON array on a single line, 18.8 MB): the array itself, its first quarter and
@@ -35,7 +37,7 @@ Run from the repo root (Python 3 stdlib; the DuckDB peer runs in the venv's pyth
 import os, re, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import header, parser, run  # noqa: E402
+from common import header, parser, run, simd_peer  # noqa: E402
 
 ROWS_PER_COPY = 2961
 
@@ -65,6 +67,7 @@ def bench_size(n, args, work):
                                         os.path.join(work, f"native_x{n}.duckdb")]], r"rows=\d+ seconds=[\d.]+"),
         ("python reference (no db)", [[sys.executable, os.path.join(bench, "py_review_reference.py"), jsonl]],
          r"examples=\d+ suggested_edit=\d+ target_in_comment=\d+ seconds=[\d.]+"),
+        ("simdjson parse only (physical)", [[*simd_peer(args), jsonl]], r"rows=\d+ read_seconds=[\d.]+ parse_seconds=[\d.]+"),
         ("sphragis refine v3 + report all", [
             [args.bin, "--db", db, "--quiet", "refine", "--version", "v3", "--rules", "all"],
             [args.bin, "--db", db, "--quiet", "report", "all", "--format", "csv", "--out",
@@ -98,6 +101,11 @@ def bench_size(n, args, work):
         for peer in ("duckdb read_json -> table", "python reference (no db)"):
             if peer in results:
                 print(f"    {peer + ' / sphragis load':<56}{results[peer][0] / load[0]:>6.2f}")
+        simd = re.search(r"parse_seconds=([\d.]+)", results.get("simdjson parse only (physical)", (0, 0, ""))[2])
+        if simd:
+            parse = float(simd.group(1))
+            print(f"    physical reference: simdjson parses the file in {parse:.2f} s ({mb / parse:,.0f} MB/s, in-process);"
+                  f" sphragis load / that = {load[0] / parse:.1f}")
         rules = results.get("sphragis refine v3 + report all")
         if rules and "python reference (no db)" in results:
             label = "python reference / sphragis load + refine + report"

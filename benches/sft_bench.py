@@ -26,6 +26,8 @@ dir, not timed):
       it prints its own in-process load and query seconds, shown beside the wall time)
   (d) the pure-Python reference (../shared/bench/py_sft_reference.py; computes every figure,
       builds no database)
+  (e) the physical reference: simdjson (pysimdjson in the venv, installed when missing)
+      parsing the same JSONL, nothing else (benches/simd_parse_peer.py)
 
 Each step is a separate child process: wall seconds (perf_counter around the child) and the
 child's peak RSS (ru_maxrss from os.wait4, MiB); loads also get positions/s and MB/s of the
@@ -45,7 +47,7 @@ Run from the repo root (Python 3 stdlib; the DuckDB peer runs in the venv's pyth
 import json, math, os, re, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import header, parser, run  # noqa: E402
+from common import header, parser, run, simd_peer  # noqa: E402
 
 REPAIR = "('A', 'C1', 'C2')"
 
@@ -166,6 +168,11 @@ def bench(args, work):
     out = step(label, [sys.executable, os.path.join(bench_dir, "py_sft_reference.py"), pools], "reference.log")
     ref = key_values(out) if out is not None else {}
     rows.append((label, out and out.strip().splitlines()[-1]))
+    # (e) the physical reference: a SIMD JSON parser on the same bytes, parse only
+    label = "simdjson parse only (physical)"
+    out = step(label, [*simd_peer(args), pools], "simd.log")
+    simd = key_values(out) if out is not None else {}
+    rows.append((label, out and out.strip().splitlines()[-1]))
 
     positions = ref.get("positions") or (sph.get("positions") or [(None, 0)])[0][1]
     print(f"\nSFT pools: {mb:,.1f} MB JSONL, {positions:,} token positions "
@@ -188,6 +195,8 @@ def bench(args, work):
         loads.append(("sphragis load views (wall)", timing["sphragis load views"][0]))
     if "load_seconds" in peer:
         loads.append(("duckdb read_json (peer's own load_seconds)", peer["load_seconds"]))
+    if "parse_seconds" in simd:
+        loads.append(("simdjson parse only (own parse_seconds)", simd["parse_seconds"]))
     for label, s in loads:
         print(f"    {label:<44}{s:>8.2f}{positions / s / 1e6:>9.2f}{mb / s:>8.1f}")
 

@@ -1,0 +1,415 @@
+//! The chat-template environment, configured like Hugging Face's sandboxed Jinja
+//! environment (see the [module doc](super) for what is emulated), and the rewrite of
+//! `{% generation %}` blocks into sentinel-wrapping filters whose ranges are recovered
+//! after rendering.
+
+use anyhow::{Result, anyhow, bail};
+use minijinja::value::{Kwargs, Rest, Serde, Value};
+use minijinja::{Environment, Error, ErrorKind};
+
+use super::pyjson::{PyJsonOptions, python_json_dumps};
+
+/// Opening sentinel of a `{% generation %}` block in the raw rendering.
+pub(super) const GEN_START: char = '\u{FDD0}';
+/// Closing sentinel of a `{% generation %}` block in the raw rendering.
+pub(super) const GEN_END: char = '\u{FDD1}';
+/// Name of the filter standing in for `{% generation %}`.
+const GEN_FILTER: &str = "__sphragis_generation";
+const TEMPLATE_NAME: &str = "chat_template";
+
+/// A compiled Hugging Face chat template.
+pub struct ChatTemplate {
+    env: Environment<'static>,
+    /// Whether the source has at least one `{% generation %}` block.
+    generation_blocks: usize,
+}
+
+impl std::fmt::Debug for ChatTemplate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatTemplate")
+            .field("generation_blocks", &self.generation_blocks)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Text rendered by a template plus the character ranges (Unicode scalar
+/// values, end exclusive) produced inside `{% generation %}` blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedText {
+    pub text: String,
+    pub generation_char_spans: Vec<(usize, usize)>,
+}
+
+
+impl ChatTemplate {
+    /// Compile a chat template (Jinja source as found in
+    /// `tokenizer_config.json`'s `chat_template` or a `.jinja` file).
+    pub fn new(source: &str) -> Result<Self> {
+        let (source, generation_blocks) = rewrite_generation_tags(source);
+        let mut env = Environment::new();
+        env.set_syntax(
+            minijinja::syntax::SyntaxConfig::builder()
+                .trim_blocks(true)
+                .lstrip_blocks(true)
+                .keep_trailing_newline(false)
+                .build()
+                .map_err(|e| anyhow!("minijinja syntax config: {e}"))?,
+        );
+        env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+        env.set_undefined_behavior(minijinja::UndefinedBehavior::Lenient);
+        env.set_unknown_method_callback(minijinja_contrib::pycompat::unknown_method_callback);
+        env.add_filter("tojson", tojson_filter);
+        env.add_filter(GEN_FILTER, |body: String| -> String {
+            let mut s = String::with_capacity(body.len() + 6);
+            s.push(GEN_START);
+            s.push_str(&body);
+            s.push(GEN_END);
+            s
+        });
+        env.add_function("raise_exception", |msg: String| -> Result<Value, Error> {
+            Err(Error::new(ErrorKind::InvalidOperation, msg))
+        });
+        env.add_template_owned(TEMPLATE_NAME, source)
+            .map_err(|e| anyhow!("chat template does not compile: {e:#}"))?;
+        Ok(Self { env, generation_blocks })
+    }
+
+    /// Whether the template marks assistant output for the loss: it has at least one
+    /// `{% generation %}` block (Hugging Face's `return_assistant_tokens_mask`
+    /// convention). A template without one gives an all-zero mask for every
+    /// conversation.
+    pub fn marks_assistant_output(&self) -> bool {
+        self.generation_blocks > 0
+    }
+
+    /// Make `value` visible to the template as a global named `name`
+    /// (e.g. `eos_token`).
+    pub fn add_global(&mut self, name: &str, value: serde_json::Value) {
+        self.env
+            .add_global(name.to_owned(), Value::from(Serde(value)));
+    }
+
+    /// Render `messages` (and `tools`) to text, recording the character
+    /// ranges produced inside `{% generation %}` blocks.
+    ///
+    /// Errors: input text holding the reserved sentinels U+FDD0/U+FDD1; a template
+    /// error (`raise_exception`, a failing filter); unbalanced generation blocks.
+    pub fn render(
+        &self,
+        messages: &[serde_json::Value],
+        tools: Option<&serde_json::Value>,
+        add_generation_prompt: bool,
+    ) -> Result<RenderedText> {
+        let (values, tools_value) = self.prepare(messages, tools)?;
+        self.render_values(&values, &tools_value, add_generation_prompt)
+    }
+
+    /// Checks the input for the reserved sentinels and converts it to template values
+    /// once (messages one value each, so a prefix is a slice of them).
+    pub(super) fn prepare(&self, messages: &[serde_json::Value], tools: Option<&serde_json::Value>) -> Result<(Vec<Value>, Value)> {
+        for m in messages {
+            check_no_sentinels(m)?;
+        }
+        if let Some(t) = tools {
+            check_no_sentinels(t)?;
+        }
+        let tools_value = match tools {
+            Some(t) if !t.is_null() => Value::from(Serde(t)),
+            _ => Value::from(()),
+        };
+        Ok((messages.iter().map(|m| Value::from(Serde(m))).collect(), tools_value))
+    }
+
+    /// [`render`](Self::render) on values from [`prepare`](Self::prepare).
+    pub(super) fn render_values(&self, messages: &[Value], tools: &Value, add_generation_prompt: bool) -> Result<RenderedText> {
+        let tmpl = self.env.get_template(TEMPLATE_NAME)?;
+        let ctx = minijinja::context! {
+            messages => Value::from(messages.to_vec()),
+            tools => tools.clone(),
+            documents => Value::from(()),
+            add_generation_prompt => add_generation_prompt,
+        };
+        let raw = tmpl
+            .render(ctx)
+            .map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
+        strip_generation_sentinels(&raw)
+    }
+}
+fn check_no_sentinels(v: &serde_json::Value) -> Result<()> {
+    match v {
+        serde_json::Value::String(s) if s.contains([GEN_START, GEN_END]) => {
+            bail!("input text contains U+FDD0/U+FDD1, reserved for generation markers");
+        }
+        serde_json::Value::Array(a) => a.iter().try_for_each(check_no_sentinels)?,
+        serde_json::Value::Object(o) => {
+            for (k, v) in o {
+                check_no_sentinels(&serde_json::Value::String(k.clone()))?;
+                check_no_sentinels(v)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Remove generation sentinels, returning the clean text and the char ranges
+/// they delimited. Nested blocks count once (outermost range).
+///
+/// Errors: an `{% endgeneration %}` without its opening, or an unclosed block.
+fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
+    let mut text = String::with_capacity(raw.len());
+    let mut spans = Vec::new();
+    let mut depth = 0usize;
+    let mut open_at = 0usize;
+    let mut n_chars = 0usize;
+    let bytes = raw.as_bytes();
+    let mut copied = 0usize;
+    // both sentinels are EF B7 9x in UTF-8; any other EF-led character is copied on
+    for at in memchr::memchr_iter(0xEF, bytes) {
+        let is_start = bytes[at..].starts_with(GEN_START.encode_utf8(&mut [0; 3]).as_bytes());
+        let is_end = !is_start && bytes[at..].starts_with(GEN_END.encode_utf8(&mut [0; 3]).as_bytes());
+        if !is_start && !is_end {
+            continue;
+        }
+        let segment = &raw[copied..at];
+        text.push_str(segment);
+        n_chars += segment.chars().count();
+        copied = at + GEN_START.len_utf8();
+        if is_start {
+            if depth == 0 {
+                open_at = n_chars;
+            }
+            depth += 1;
+        } else {
+            depth = depth
+                .checked_sub(1)
+                .ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
+            if depth == 0 {
+                spans.push((open_at, n_chars));
+            }
+        }
+    }
+    text.push_str(&raw[copied..]);
+    if depth != 0 {
+        bail!("unterminated {{% generation %}} block");
+    }
+    Ok(RenderedText {
+        text,
+        generation_char_spans: spans,
+    })
+}
+
+/// Rewrite `{% generation %}` / `{% endgeneration %}` (any `-`/`+`
+/// whitespace modifiers) into `{% filter GEN_FILTER %}` / `{% endfilter %}`,
+/// leaving comments untouched. Also returns how many `{% generation %}` tags it
+/// rewrote.
+fn rewrite_generation_tags(src: &str) -> (String, usize) {
+    let mut out = String::with_capacity(src.len() + 64);
+    let mut opened = 0;
+    let mut rest = src;
+    while let Some(pos) = rest.find('{') {
+        out.push_str(&rest[..pos]);
+        rest = &rest[pos..];
+        if rest.starts_with("{#") {
+            let end = rest.find("#}").map_or(rest.len(), |e| e + 2);
+            out.push_str(&rest[..end]);
+            rest = &rest[end..];
+            continue;
+        }
+        if let Some((len, replacement)) = match_generation_tag(rest) {
+            if replacement.contains(GEN_FILTER) {
+                opened += 1;
+            }
+            out.push_str(&replacement);
+            rest = &rest[len..];
+            continue;
+        }
+        out.push('{');
+        rest = &rest[1..];
+    }
+    out.push_str(rest);
+    (out, opened)
+}
+
+/// If `s` starts with a generation tag, its byte length and replacement.
+fn match_generation_tag(s: &str) -> Option<(usize, String)> {
+    let body = s.strip_prefix("{%")?;
+    let close = body.find("%}")?;
+    let inner = &body[..close];
+    let (lmod, inner) = match inner.chars().next() {
+        Some(c @ ('-' | '+')) => (c.to_string(), &inner[1..]),
+        _ => (String::new(), inner),
+    };
+    let (inner, rmod) = match inner.chars().last() {
+        Some(c @ ('-' | '+')) => (&inner[..inner.len() - 1], c.to_string()),
+        _ => (inner, String::new()),
+    };
+    let replacement = match inner.trim() {
+        "generation" => format!("{{%{lmod} filter {GEN_FILTER} {rmod}%}}"),
+        "endgeneration" => format!("{{%{lmod} endfilter {rmod}%}}"),
+        _ => return None,
+    };
+    Some((2 + close + 2, replacement))
+}
+
+/// HF's `tojson(x, ensure_ascii=False, indent=None, separators=None,
+/// sort_keys=False)`; positional arguments follow that order.
+fn tojson_filter(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let bad = |msg: String| Error::new(ErrorKind::InvalidOperation, msg);
+    let mut opts = PyJsonOptions::default();
+    let names = ["ensure_ascii", "indent", "separators", "sort_keys"];
+    if args.len() > names.len() {
+        return Err(bad("tojson takes at most 4 positional arguments".into()));
+    }
+    let mut given: Vec<(&str, Value)> = names.iter().copied().zip(args.iter().cloned()).collect();
+    for name in names {
+        if let Some(v) = kwargs.get::<Option<Value>>(name)? {
+            given.push((name, v));
+        }
+    }
+    kwargs.assert_all_used()?;
+    for (name, v) in given {
+        if v.is_none() || v.is_undefined() {
+            continue;
+        }
+        match name {
+            "ensure_ascii" => opts.ensure_ascii = v.is_true(),
+            "sort_keys" => opts.sort_keys = v.is_true(),
+            "indent" => {
+                opts.indent = Some(if let Some(s) = v.as_str() {
+                    s.to_owned()
+                } else {
+                    let n = i64::try_from(v.clone())
+                        .map_err(|_| bad(format!("tojson: bad indent {v}")))?;
+                    " ".repeat(n.max(0) as usize)
+                })
+            }
+            "separators" => {
+                let parts: Vec<String> = v
+                    .try_iter()?
+                    .map(|p| p.as_str().map(str::to_owned))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| bad("tojson: separators must be strings".into()))?;
+                let [i, k]: [String; 2] = parts
+                    .try_into()
+                    .map_err(|_| bad("tojson: separators must be a pair".into()))?;
+                opts.separators = Some((i, k));
+            }
+            _ => unreachable!(),
+        }
+    }
+    if value.is_undefined() {
+        return Err(bad("tojson: value is undefined".into()));
+    }
+    let json = serde_json::to_value(&value)
+        .map_err(|e| bad(format!("tojson: value is not JSON-serializable: {e}")))?;
+    Ok(Value::from(python_json_dumps(&json, &opts)))
+}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use super::super::testutil::{sample_template, tiny_tokenizer};
+    use super::super::view::render_view;
+    use serde_json::json;
+
+    fn render_text(src: &str, ctx_messages: serde_json::Value) -> String {
+        let t = ChatTemplate::new(src).unwrap();
+        let msgs: Vec<serde_json::Value> = ctx_messages.as_array().unwrap().clone();
+        t.render(&msgs, None, false).unwrap().text
+    }
+    #[test]
+    fn tojson_filter_in_template() {
+        let src = "{% for m in messages %}{{ m | tojson }}|{{ m | tojson(indent=2) }}|{{ m | tojson(separators=(',', ':'), sort_keys=true) }}{% endfor %}";
+        let out = render_text(src, json!([{"role": "user", "content": "ü <b>&"}]));
+        assert_eq!(
+            out,
+            "{\"role\": \"user\", \"content\": \"ü <b>&\"}|{\n  \"role\": \"user\",\n  \"content\": \"ü <b>&\"\n}|{\"content\":\"ü <b>&\",\"role\":\"user\"}"
+        );
+    }
+
+    #[test]
+    fn raise_exception_and_string_methods() {
+        let t = ChatTemplate::new("{{ raise_exception('nope') }}").unwrap();
+        let err = t.render(&[], None, false).unwrap_err();
+        assert!(format!("{err:#}").contains("nope"), "{err:#}");
+        let out = render_text(
+            "{% for m in messages %}{{ m.content.split('</think>')[-1].lstrip('\\n') }}|{{ m.content.startswith('<think>') }}|{{ '\\n\\nx\\n'.strip('\\n') }}{% endfor %}",
+            json!([{"role": "assistant", "content": "<think>r</think>\n\nanswer"}]),
+        );
+        assert_eq!(out, "answer|True|x");
+    }
+
+    /// Expected values produced with Python Jinja2 3.1.6 (trim_blocks,
+    /// lstrip_blocks) and a `{% generation %}` extension built like HF's.
+    #[test]
+    fn generation_tags_keep_jinja2_whitespace_semantics() {
+        for (src, text, spans) in [
+            (
+                "{#- keep {% generation %} here -#}\nA\n   {%- generation %}\n   X\n   {%- endgeneration %}\nB",
+                "A   XB",
+                vec![(1, 5)],
+            ),
+            (
+                "A\n   {%- generation %}\n   X\n   {% endgeneration -%}\n   B",
+                "A   X\nB",
+                vec![(1, 6)],
+            ),
+            (
+                "A\n   {% generation %}\n   X\n   {% endgeneration %}\n   B",
+                "A\n   X\n   B",
+                vec![(2, 7)],
+            ),
+            (
+                "A\n   {%+ generation %}\n   X\n   {% endgeneration +%}\n   B",
+                "A\n      X\n\n   B",
+                vec![(5, 10)],
+            ),
+            (
+                "{% generation %}{% endgeneration %}é{%generation-%} ü {%-endgeneration%}",
+                "éü",
+                vec![(0, 0), (1, 2)],
+            ),
+        ] {
+            let r = ChatTemplate::new(src)
+                .unwrap()
+                .render(&[], None, false)
+                .unwrap();
+            assert_eq!(r.text, text, "{src:?}");
+            assert_eq!(r.generation_char_spans, spans, "{src:?}");
+        }
+    }
+
+    #[test]
+    fn sentinels_are_stripped_and_other_characters_with_their_lead_byte_kept() {
+        // U+FDEF and U+FF03 start with the same UTF-8 byte (EF) as the sentinels
+        let raw = format!("a\u{FDEF}{GEN_START}b\u{FF03}{GEN_START}c{GEN_END}{GEN_END}d{GEN_START}{GEN_END}");
+        let r = strip_generation_sentinels(&raw).unwrap();
+        assert_eq!(r.text, "a\u{FDEF}b\u{FF03}cd");
+        assert_eq!(r.generation_char_spans, vec![(2, 5), (6, 6)]);
+        assert!(strip_generation_sentinels(&format!("a{GEN_END}")).unwrap_err().to_string().contains("unbalanced"));
+        assert!(strip_generation_sentinels(&format!("{GEN_START}a")).unwrap_err().to_string().contains("unterminated"));
+    }
+
+    #[test]
+    fn python_style_printing_of_constants() {
+        // Jinja2 prints Python reprs: True / None, and undefined as "".
+        let out = render_text(
+            "{{ true }}|{{ none }}|{{ missing }}|{{ messages[0].nope }}",
+            json!([{}]),
+        );
+        assert_eq!(out, "True|None||");
+    }
+    #[test]
+    fn template_without_generation_block_marks_no_assistant_output() {
+        let plain = "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}";
+        assert!(!ChatTemplate::new(plain).unwrap().marks_assistant_output());
+        // a generation tag inside a comment marks nothing either
+        let commented = format!("{{# {{% generation %}} #}}{plain}");
+        assert!(!ChatTemplate::new(&commented).unwrap().marks_assistant_output());
+        assert!(sample_template().marks_assistant_output());
+        // what such a template gives: an all-zero mask
+        let msgs = vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "yo"})];
+        let view = render_view(&ChatTemplate::new(plain).unwrap(), &tiny_tokenizer(), &msgs, None).unwrap();
+        assert!(view.assistant_mask.iter().all(|&m| m == 0));
+    }
+}
