@@ -95,6 +95,7 @@ pub mod report;
 pub mod review;
 pub mod rules;
 pub mod sft;
+pub mod shell;
 
 /// The code that computed stored verdicts and stamped reports: crate version and the git
 /// commit it was built from, e.g. `sphragis 0.1.0 (git 3fb3f09a1c2d)`, with `-dirty` when

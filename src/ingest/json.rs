@@ -199,6 +199,11 @@ pub fn json_error(path: &Path, line: u64, line_offset: bool, err: serde_path_to_
 /// `line`) into `T`, naming the failing field. A record that is not a JSON object (an
 /// array, a string) is refused: serde would otherwise map an array onto the fields by
 /// position.
+///
+/// Lone surrogate escapes, `NaN` / `Infinity`, NUL and control characters follow the
+/// anomaly policy ([`super::anomaly`]): accepted and recorded for the load. A `NaN` in a
+/// field that needs a value (an integer, a required number) is refused as "NaN in a field
+/// that needs a number"; in an optional field it reads as absent and stays recorded.
 pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match text.trim_start().as_bytes().first() {
@@ -209,14 +214,27 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
     // The line's own end is not part of the record (a truncated record must be reported
     // on its own line, not the next).
     let text = text.trim_end_matches(['\n', '\r']);
+    // What Python's json.dumps writes and serde_json refuses is rewritten first, and
+    // recorded for the load (the anomaly policy, super::anomaly).
+    let scanned = super::anomaly::scan(text);
+    let text = &*scanned.text;
     // Fast path: plain serde_json. Only a failing record is parsed again with path
     // tracking, which costs on every value (millions of token ids per SFT view).
     if let Ok(value) = serde_json::from_str(text) {
+        super::anomaly::record(super::anomaly::located(&scanned.anomalies, line, ""));
         return Ok(value);
     }
     let mut de = serde_json::Deserializer::from_str(text);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, line, true, e))?;
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let mut err = json_error(path, line, true, e);
+        // a NaN / Infinity read as null where the field needs a value: say so
+        if let Some(reason) = err.field.as_deref().and_then(|f| super::anomaly::non_finite_at(&scanned.anomalies, 0, f, "a field that needs a number")) {
+            err.message = reason;
+        }
+        err
+    })?;
     de.end().map_err(|e| InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
+    super::anomaly::record(super::anomaly::located(&scanned.anomalies, line, ""));
     Ok(value)
 }
 
