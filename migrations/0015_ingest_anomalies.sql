@@ -7,7 +7,7 @@
 -- character, e.g. \u001b of ANSI colours or \b; kept).
 
 -- One row per (file, line, field, kind).
-create table ingest_anomalies (
+create table ingest_anomaly_records (
     file_id     integer not null,   -- ingest_log.file_id
     line        bigint,             -- 1-based line of the value; null when only the field locates it
     field       varchar not null,   -- field path in the loader's terms, e.g. [3].messages[5].content ('' = the record)

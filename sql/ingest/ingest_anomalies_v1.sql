@@ -8,7 +8,7 @@
 --   control_char); detail (the first original spelling, e.g. \ud83d); occurrences
 --   (count in the field).
 with anomalies as (
-    select file_id, line, field, kind, detail, occurrences from ingest_anomalies
+    select file_id, line, field, kind, detail, occurrences from ingest_anomaly_records
 ),
 files as (
     select file_id, kind as kind_of_input, path from ingest_log

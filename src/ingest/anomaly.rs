@@ -16,7 +16,7 @@
 //! | `control_char` | an escaped control character other than tab, LF, CR, NUL (`\b`, `\f`, `\u001b` ESC of ANSI colours, `\u007f`, ...) | kept | the first escape |
 //!
 //! Each is recorded once per (line, field, kind) with the number of occurrences and the
-//! first original escape, in `ingest_anomalies` (migration 0015), read by the view
+//! first original escape, in `ingest_anomaly_records` (migration 0015), read by the view
 //! `ingest_anomalies_v1` and the report `anomalies`. A field that needs a number and got
 //! `NaN` / `Infinity` is refused by its loader with the reason in the field's terms ("NaN
 //! in a number field"): the null the value became is never taken for "not set".
@@ -33,7 +33,7 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 
-/// The kind of an anomaly, as stored in `ingest_anomalies.kind`.
+/// The kind of an anomaly, as stored in `ingest_anomaly_records.kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AnomalyKind {
     /// A `\uD800`–`\uDFFF` escape without its pair; stored as U+FFFD.
@@ -117,6 +117,13 @@ enum Frame {
 /// read. Best effort on malformed input: it never fails and never panics; the parser
 /// that reads the returned text reports syntax errors.
 pub fn scan(text: &str) -> Scanned<'_> {
+    scan_as(text, "null")
+}
+
+/// [`scan`] with `NaN` / `Infinity` / `-Infinity` rewritten to `non_finite` (a JSON
+/// value) instead of `null`: a probe that tells a field a typed loader reads (it
+/// refuses the probe) from one it ignores.
+pub fn scan_as<'t>(text: &'t str, non_finite: &str) -> Scanned<'t> {
     if !may_hold_anomaly(text) {
         return Scanned { text: Cow::Borrowed(text), anomalies: Vec::new() };
     }
@@ -277,7 +284,7 @@ pub fn scan(text: &str) -> Scanned<'_> {
                 note(&mut anomalies, line, document, &path_of(&stack), kind, token);
                 let o = out.get_or_insert_with(|| String::with_capacity(text.len()));
                 o.push_str(&text[copied..i]);
-                o.push_str("null");
+                o.push_str(non_finite);
                 copied = i + token.len();
                 i += token.len();
             }
@@ -313,7 +320,21 @@ fn hex4(b: &[u8]) -> Option<u32> {
     u32::from_str_radix(s, 16).ok()
 }
 
-/// One anomaly of a load, located in the file's terms (what `ingest_anomalies` stores
+/// The field words for serde's expectation text (`i32`, `u64`, `f64`, `a boolean`,
+/// ...): "an integer field", "a number field", else "a field that expects <it>".
+pub fn field_words(expected: &str) -> String {
+    let e = expected.trim();
+    let int = ["i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128", "usize", "isize"];
+    if int.contains(&e) || e.contains("integer") {
+        "an integer field".to_string()
+    } else if e == "f32" || e == "f64" || e.contains("number") {
+        "a number field".to_string()
+    } else {
+        format!("a field that expects {e}")
+    }
+}
+
+/// One anomaly of a load, located in the file's terms (what `ingest_anomaly_records` stores
 /// beside the file id).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Recorded {
@@ -381,7 +402,8 @@ pub fn join_field(prefix: &str, path: &str) -> String {
 }
 
 /// The reason to give when a field that needs a number got `NaN` / `Infinity` (now
-/// `null`): `Some("NaN in a number field ...")` when `anomalies` holds one at `path`.
+/// `null`): `Some("NaN in <expected> ...")` when `anomalies` holds one at `path` of
+/// top-level value `document`; `expected` names the field, e.g. "an integer field".
 pub fn non_finite_at(anomalies: &[Anomaly], document: usize, path: &str, expected: &str) -> Option<String> {
     anomalies.iter().find(|a| a.document == document && a.path == path && a.kind.is_non_finite()).map(|a| {
         format!("{} in {expected} (Python's json.dumps writes it for a float it cannot represent; this field needs a finite value)", a.detail)

@@ -51,7 +51,7 @@ pub enum LoadOutcome {
 /// it reads the file; the path is a label for errors) and returns the number of rows it
 /// wrote. `options` are the mapping options (JSON text) recorded with the file.
 /// Anomalies the loader accepted ([`super::anomaly::record`]) are written to
-/// `ingest_anomalies` in the same transaction.
+/// `ingest_anomaly_records` in the same transaction.
 ///
 /// Errors: the file cannot be opened or read, or `load` fails; either way the database
 /// is left exactly as before.
@@ -145,12 +145,12 @@ pub fn load_file(
 }
 
 /// Writes the anomalies a load recorded ([`super::anomaly`]) as rows of
-/// `ingest_anomalies` for `file_id`.
+/// `ingest_anomaly_records` for `file_id`.
 fn write_anomalies(conn: &Connection, file_id: i32, anomalies: &[super::anomaly::Recorded]) -> Result<()> {
     if anomalies.is_empty() {
         return Ok(());
     }
-    let mut app = conn.appender("ingest_anomalies")?;
+    let mut app = conn.appender("ingest_anomaly_records")?;
     for a in anomalies {
         app.append_row(duckdb::params![
             file_id,

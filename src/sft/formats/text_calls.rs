@@ -109,6 +109,8 @@ pub(crate) fn bash_call(body: &str) -> ToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sft::schema::{Message, Role};
+    use crate::sft::trajectories::{bash_commands, is_shell_call};
 
     #[test]
     fn bash_block_parser() {
