@@ -1,19 +1,17 @@
 //! mini-swe-agent trajectories (`<id>.traj.json`, `trajectory_format`
 //! `mini-swe-agent-1` and 2.x's `mini-swe-agent-1.1`); see `shared/data/sft/*/PROVENANCE.md`.
 
+use std::path::Path;
 use std::sync::LazyLock;
 
 use anyhow::Result;
 use regex::Regex;
 use serde_json::{Map, Value};
-use std::path::Path;
 
 use super::access::{Loc, as_object, get, join, link_tool_names, openai_content, openai_tool_calls, opt_str, req_array, req_role};
 use super::text_calls::{bash_blocks, bash_call, observation_returncode};
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_MINI_SWE_AGENT, Trajectory};
-#[allow(unused_imports)]
-use crate::sft::schema::ToolCall;
 
 /// Read one mini-swe-agent trajectory (`trajectory_format` "mini-swe-agent-1": top-level
 /// `instance_id`, `messages[*]` {`role`, `content`, `extra`}).
@@ -25,7 +23,7 @@ use crate::sft::schema::ToolCall;
 /// last message is `role: "exit"` (the submission), which is not a chat message and is
 /// not stored. Any other `trajectory_format` value is an error naming the field.
 ///
-/// * assistant messages: one `bash` [`ToolCall`] per ```` ```bash ```` block
+/// * assistant messages: one `bash` [`ToolCall`](crate::sft::schema::ToolCall) per ```` ```bash ```` block
 ///   ([`bash_blocks`]), `reasoning` = `extra.response.choices[0].message.reasoning`;
 /// * user messages: `returncode` from a leading `<returncode>N</returncode>`;
 /// * `resolved` is `None`: the trajectory carries no evaluation. Its SWE-bench
