@@ -34,13 +34,6 @@ pub struct Report {
 pub const REPORTS: &[Report] = &[
     Report { name: "inputs", view: "ingest_files_v1", about: "input files bound to this database", by_version: false, macro_name: None },
     Report {
-        name: "anomalies",
-        view: "ingest_anomalies_v1",
-        about: "values of loaded files accepted under the ingest anomaly policy: lone surrogates, NaN/Infinity, NUL, control characters (file, line, field)",
-        by_version: false,
-        macro_name: None,
-    },
-    Report {
         name: "removals",
         view: "refine_removals_v1",
         about: "removals by reason and org (first removing rule)",
@@ -329,6 +322,13 @@ pub const REPORTS: &[Report] = &[
         view: "label_audit_v1",
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
         by_version: true, macro_name: None,
+    },
+    Report {
+        name: "anomalies",
+        view: "ingest_anomalies_v1",
+        about: "values of loaded files accepted under the ingest anomaly policy: lone surrogates, NaN/Infinity, NUL, control characters (file, line, field)",
+        by_version: false,
+        macro_name: None,
     },
 ];
 
