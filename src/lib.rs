@@ -31,8 +31,11 @@
 //!   of input kinds: name, loader version, re-load policy), [`ingest::Input`] (the one
 //!   way an input is read: a read-ahead stream hashed as it is parsed, BOM skipped),
 //!   [`ingest::InputError`] (file, line, field), [`ingest::json`] (JSON lines / array /
-//!   document containers, each record located by line), [`ingest::log`] (transactional,
-//!   SHA-256-bound loads recorded in `ingest_log`).
+//!   document containers, each record located by line), [`ingest::anomaly`] (what
+//!   Python's `json.dumps` writes and strict JSON refuses — lone surrogates, `NaN` —
+//!   and NUL / control characters: accepted and recorded per file, line and field in
+//!   `ingest_anomalies_v1`, or refused with the reason), [`ingest::log`] (transactional,
+//!   SHA-256-bound loads recorded in `ingest_log`, with the load's anomalies).
 //! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
 //!   checksums), [`db::views`] (the registry of views and table macros),
 //!   [`db::release`] (the lock of released SQL).
@@ -46,7 +49,12 @@
 //! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
 //!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
 //!   SHA-256, arguments, filter and the exact query.
-//! - [`sft`]: the SFT corpus — trajectory adapters ([`sft::trajectories`]) and store,
+//! - [`shell`]: the shell lexer and the git-history rule over shell command lines (pure
+//!   functions; the SFT readers and [`rules::udf`] both use it, neither depends on the other).
+//! - [`sft`]: the SFT corpus — the message schema ([`sft::schema`]), one file per
+//!   trajectory format behind the trait [`sft::formats::TrajectoryFormat`] (container
+//!   read once, then detect + convert; [`sft::formats`]), the stable entry and the
+//!   shell-command rule ([`sft::trajectories`]), SWE-bench reports ([`sft::outcomes`]), the store,
 //!   test-run heuristics ([`sft::heuristics`]), the chat-template renderer
 //!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader
 //!   ([`sft::views`]), the segment cutter that splits each message span into header,
@@ -99,6 +107,7 @@ pub mod report;
 pub mod review;
 pub mod rules;
 pub mod sft;
+pub mod shell;
 pub mod show;
 
 /// The code that computed stored verdicts and stamped reports: crate version and the git

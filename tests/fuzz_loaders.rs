@@ -443,35 +443,48 @@ fn trajectory_observation_keeps_nul_ansi_and_backspace() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// Decided: Python's `json.dumps` writes a lone surrogate escape (`"\ud83d"`, a broken
-/// emoji) and `NaN` / `Infinity` for floats that are not finite. Neither is JSON
-/// (RFC 8259 §7 and §6), a lone surrogate cannot be stored as UTF-8 text, and a NaN in
-/// a field sphragis reads would be a number it cannot count; so both are refused with
-/// an error naming the file and line, and nothing is written.
+/// Decided (issue 15, `src/ingest/anomaly.rs`): Python's `json.dumps` writes a lone
+/// surrogate escape (`"\ud83d"`, a broken emoji) and `NaN` / `Infinity` for floats that
+/// are not finite. Python's `json.loads` reads both, so sphragis does too: a lone
+/// surrogate is stored as U+FFFD with its escape recorded in `ingest_anomalies_v1`; a
+/// `NaN` in a field the loader reads as a number is refused in the field's terms ("NaN in
+/// an integer field"), naming file, line and field, and nothing is written.
 #[test]
-fn python_lone_surrogate_and_nan_are_refused_naming_file_and_line() {
+fn python_lone_surrogate_is_accepted_and_nan_in_an_integer_field_refused() {
     let dir = std::env::temp_dir().join(format!("sphragis-fuzz-python-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    let before = fingerprint(&conn);
     let examples = String::from_utf8(seed(InputKind::Examples).1).unwrap();
     let second_line_surrogate = examples.replacen("\"message\": \"", "\"message\": \"\\ud83d", 2).replacen("\"message\": \"\\ud83d", "\"message\": \"", 1);
-    let views = String::from_utf8(seed(InputKind::Views).1).unwrap();
-    let nan_view = views.replacen("\"input_ids\": [1", "\"input_ids\": [NaN", 1);
     let trajectory = String::from_utf8(seed(InputKind::Trajectories).1).unwrap();
     let surrogate_trajectory = trajectory.replacen("\"content\": \"", "\"content\": \"\\ud83d ", 1);
-    for (kind, name, text, expected) in [
-        (InputKind::Examples, "surrogate.jsonl", second_line_surrogate, "surrogate.jsonl:2:"),
-        (InputKind::Views, "nan.jsonl", nan_view, "nan.jsonl:1: field `input_ids[0]`"),
-        (InputKind::Trajectories, "surrogate.traj.json", surrogate_trajectory, "surrogate.traj.json: not JSON"),
+    for (kind, name, text) in [
+        (InputKind::Examples, "surrogate.jsonl", second_line_surrogate),
+        (InputKind::Trajectories, "surrogate.traj.json", surrogate_trajectory),
     ] {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
-        let err = format!("{:#}", load(kind, &conn, &path).unwrap_err());
-        assert!(err.contains(expected), "{kind}: {err}");
-        assert_eq!(fingerprint(&conn), before);
+        assert!(matches!(load(kind, &conn, &path).unwrap(), LoadOutcome::Loaded(_)), "{kind}");
     }
+    let recorded: Vec<(i64, String)> = conn
+        .prepare("select line, kind from ingest_anomalies_v1 order by file_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(recorded.len(), 2, "{recorded:?}");
+    assert_eq!(recorded[0], (2, "lone_surrogate".to_string()), "the example's surrogate is on line 2");
+    assert_eq!(recorded[1].1, "lone_surrogate");
+    let before = fingerprint(&conn);
+    let views = String::from_utf8(seed(InputKind::Views).1).unwrap();
+    let nan_view = views.replacen("\"input_ids\": [1", "\"input_ids\": [NaN", 1);
+    let path = dir.join("nan.jsonl");
+    std::fs::write(&path, nan_view).unwrap();
+    let err = format!("{:#}", load(InputKind::Views, &conn, &path).unwrap_err());
+    assert!(err.contains("nan.jsonl:1: field `input_ids[0]`: NaN in an integer field"), "{err}");
+    assert_eq!(fingerprint(&conn), before);
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -108,6 +108,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0014_view_segments.sql",
         sql: include_str!("../../migrations/0014_view_segments.sql"),
     },
+    Migration {
+        version: 15,
+        description: "ingest_anomalies",
+        file: "0015_ingest_anomalies.sql",
+        sql: include_str!("../../migrations/0015_ingest_anomalies.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -72,6 +72,7 @@ macro_rules! table_macro {
 /// Every view and macro, in creation order (one may read those listed before it).
 pub const VIEWS: &[ViewFile] = &[
     view!("sql/review/ingest_files_v1.sql"),
+    view!("sql/ingest/ingest_anomalies_v1.sql"),
     view!("sql/review/refine_removals_v1.sql"),
     view!("sql/review/suggested_edit_share_v1.sql"),
     view!("sql/review/fence_agreement_v1.sql"),

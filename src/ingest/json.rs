@@ -199,6 +199,11 @@ pub fn json_error(path: &Path, line: u64, line_offset: bool, err: serde_path_to_
 /// `line`) into `T`, naming the failing field. A record that is not a JSON object (an
 /// array, a string) is refused: serde would otherwise map an array onto the fields by
 /// position.
+///
+/// Lone surrogate escapes, `NaN` / `Infinity`, NUL and control characters follow the
+/// anomaly policy ([`super::anomaly`]): accepted and recorded for the load. A `NaN` /
+/// `Infinity` in a field the loader reads is refused in the field's terms ("NaN in an
+/// integer field"); in a field it ignores it reads as null and stays recorded.
 pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match text.trim_start().as_bytes().first() {
@@ -209,6 +214,32 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
     // The line's own end is not part of the record (a truncated record must be reported
     // on its own line, not the next).
     let text = text.trim_end_matches(['\n', '\r']);
+    // What Python's json.dumps writes and serde_json refuses is rewritten first, and
+    // recorded for the load (the anomaly policy, super::anomaly).
+    let scanned = super::anomaly::scan(text);
+    let value = parse_tracked(path, line, &scanned.text).map_err(|mut err| {
+        // a NaN / Infinity read as null where the field needs a value: say so
+        if let Some(reason) = non_finite_reason(&scanned.anomalies, &err) {
+            err.message = reason;
+        }
+        err
+    })?;
+    if scanned.anomalies.iter().any(|a| a.kind.is_non_finite()) {
+        // Read as null, a NaN in an optional field would pass for "absent": probe with
+        // a string in its place; a field the loader reads refuses it, an ignored one not.
+        let probe = super::anomaly::scan_as(text, "\"non-finite\"");
+        if let Err(err) = parse_tracked::<T>(path, line, &probe.text)
+            && let Some(reason) = non_finite_reason(&scanned.anomalies, &err)
+        {
+            return Err(InputError { message: reason, ..err });
+        }
+    }
+    super::anomaly::record(super::anomaly::located(&scanned.anomalies, line, ""));
+    Ok(value)
+}
+
+/// serde_json, then (only for a failing record) serde_path_to_error for the field.
+fn parse_tracked<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
     // Fast path: plain serde_json. Only a failing record is parsed again with path
     // tracking, which costs on every value (millions of token ids per SFT view).
     if let Ok(value) = serde_json::from_str(text) {
@@ -218,6 +249,14 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, line, true, e))?;
     de.end().map_err(|e| InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
     Ok(value)
+}
+
+/// "NaN in an integer field ..." when `err` is at a field that held `NaN` / `Infinity`.
+fn non_finite_reason(anomalies: &[super::anomaly::Anomaly], err: &InputError) -> Option<String> {
+    let field = err.field.as_deref()?;
+    let expected = err.message.rsplit_once("expected ").map_or("a value", |(_, e)| e);
+    let expected = expected.split(" (column").next().unwrap_or(expected);
+    super::anomaly::non_finite_at(anomalies, 0, field, &super::anomaly::field_words(expected))
 }
 
 /// A field that is a JSON string or integer, kept as text (Gerrit account ids and

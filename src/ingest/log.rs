@@ -50,6 +50,8 @@ pub enum LoadOutcome {
 /// `load` gets the connection, the reserved `file_id` and the [`Input`] (the only way
 /// it reads the file; the path is a label for errors) and returns the number of rows it
 /// wrote. `options` are the mapping options (JSON text) recorded with the file.
+/// Anomalies the loader accepted ([`super::anomaly::record`]) are written to
+/// `ingest_anomaly_records` in the same transaction.
 ///
 /// Errors: the file cannot be opened or read, or `load` fails; either way the database
 /// is left exactly as before.
@@ -77,7 +79,11 @@ pub fn load_file(
     let result = (|| -> Result<(i32, i64)> {
         let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
         let file_id = i32::try_from(file_id)?;
-        Ok((file_id, load(conn, file_id, &mut input)?))
+        // what the loader accepted under the anomaly policy, written in this transaction
+        let (rows, anomalies) = super::anomaly::collect(|| load(conn, file_id, &mut input));
+        let rows = rows?;
+        write_anomalies(conn, file_id, &anomalies)?;
+        Ok((file_id, rows))
     })();
     let (file_id, rows) = match result {
         Ok(loaded) => loaded,
@@ -136,6 +142,27 @@ pub fn load_file(
             Err(e)
         }
     }
+}
+
+/// Writes the anomalies a load recorded ([`super::anomaly`]) as rows of
+/// `ingest_anomaly_records` for `file_id`.
+fn write_anomalies(conn: &Connection, file_id: i32, anomalies: &[super::anomaly::Recorded]) -> Result<()> {
+    if anomalies.is_empty() {
+        return Ok(());
+    }
+    let mut app = conn.appender("ingest_anomaly_records")?;
+    for a in anomalies {
+        app.append_row(duckdb::params![
+            file_id,
+            a.line.map(|l| l as i64),
+            a.field,
+            a.kind.as_str(),
+            a.detail,
+            a.occurrences as i64
+        ])?;
+    }
+    app.flush()?;
+    Ok(())
 }
 
 fn log_skip(conn: &Connection, kind: InputKind, path: &str, earlier: &LoadedFile) -> Result<()> {

@@ -9,12 +9,16 @@
 //! - [`error`]: [`InputError`], naming file, line and field in the field's terms.
 //! - [`json`]: the containers (JSON lines, JSON array, one document), each record
 //!   located by line (linearly), UTF-8 decoding, and [`json::TextOrNumber`].
+//! - [`anomaly`]: the ingest anomaly policy — lone surrogate escapes, `NaN` /
+//!   `Infinity`, NUL and control characters that real producers write: accepted,
+//!   recorded per file, line and field (`ingest_anomalies_v1`), or refused with the reason.
 //! - [`log`]: [`log::load_file`], the transactional, SHA-256-bound load recorded in
 //!   `ingest_log`. It lives here, not in `db/`, because it is what opens an input file.
 //!
 //! A loader receives `&mut Input` and the path only as a label for its errors; no code
 //! outside this module opens an input file (`tests/tidy.rs` enforces it).
 
+pub mod anomaly;
 pub mod error;
 pub mod json;
 pub mod kind;

@@ -323,6 +323,13 @@ pub const REPORTS: &[Report] = &[
         about: "label audit: valid share per rater with n and a Wilson 95% interval",
         by_version: true, macro_name: None,
     },
+    Report {
+        name: "anomalies",
+        view: "ingest_anomalies_v1",
+        about: "values of loaded files accepted under the ingest anomaly policy: lone surrogates, NaN/Infinity, NUL, control characters (file, line, field)",
+        by_version: false,
+        macro_name: None,
+    },
 ];
 
 /// Finds a report by name. Errors list the known names.

@@ -11,7 +11,7 @@
 //! | `sph_fence_gerrit(message)` | VARCHAR | BOOLEAN | [`fence::gerrit_has_user_suggestion`] |
 //! | `sph_fence_loose(message)` | VARCHAR | BOOLEAN | [`fence::loose_suggestion_fence`] |
 //! | `sph_fix_applied(message)` | VARCHAR | BOOLEAN | [`fence::is_fix_applied`] |
-//! | `sph_git_history_command(command)` | VARCHAR | BOOLEAN | [`crate::sft::trajectories::is_git_history_command`] |
+//! | `sph_git_history_command(command)` | VARCHAR | BOOLEAN | [`crate::shell::is_git_history_command`] |
 //! | `sph_normalize_lines(text)` | VARCHAR | VARCHAR | [`normalize::normalize_lines`] |
 //! | `sph_dedup_key(hunk, target)` | VARCHAR, VARCHAR | VARCHAR | [`normalize::dedup_key`] |
 //! | `sph_target_in_comment(target, comment, min_chars)` | VARCHAR, VARCHAR, INTEGER | BOOLEAN | [`normalize::target_in_comment`] |
@@ -162,7 +162,7 @@ pub const PREDICATES: &[(&str, fn(&str) -> bool)] = &[
     ("sph_fence_gerrit", fence::gerrit_has_user_suggestion),
     ("sph_fence_loose", fence::loose_suggestion_fence),
     ("sph_fix_applied", fence::is_fix_applied),
-    ("sph_git_history_command", crate::sft::trajectories::is_git_history_command),
+    ("sph_git_history_command", crate::shell::is_git_history_command),
 ];
 
 /// Registers every `sph_` function on `conn`.

@@ -1,7 +1,9 @@
 //! The SFT corpus (agent trajectories with loss masks, SPEC §3).
 //!
-//! [`trajectories`] reads six public harness formats into one message schema and holds
-//! the shell-command and git-history rules; [`heuristics`] reads test commands, file
+//! [`trajectories`] reads six public harness formats into one message schema
+//! ([`schema`]; one file per format under [`formats`], behind one trait) and holds the
+//! shell-command rule (the git-history rule is [`crate::shell`]'s); [`outcomes`] reads
+//! SWE-bench `report.json`; [`heuristics`] reads test commands, file
 //! writes and pass/fail summaries; [`store`] loads trajectories and SWE-bench outcomes
 //! with those verdicts stored as columns; [`render`] turns messages into tokenized views
 //! with a chat template (verified token for token against Hugging Face's
@@ -15,8 +17,11 @@
 pub mod render;
 pub mod build;
 pub mod family;
+pub mod formats;
 pub mod heuristics;
+pub mod outcomes;
 pub mod pools;
+pub mod schema;
 pub mod segments;
 pub mod store;
 pub mod trajectories;

@@ -1,0 +1,275 @@
+//! Trajectory formats behind one trait (SPEC §3.1 "trajectories").
+//!
+//! A file is read in two steps, as datatrove separates a reader's container from its
+//! record adapter:
+//!
+//! 1. the **container** is read once: one JSON document ([`Container::Object`]), a JSON
+//!    array of rows ([`Container::Array`], each row located by the line it starts on
+//!    through [`crate::ingest::json::array_rows`]) or JSON lines ([`Container::Lines`]);
+//!    before parsing, [`crate::ingest::anomaly::scan`] rewrites what Python's
+//!    `json.dumps` writes and serde_json refuses (lone surrogate escapes, `NaN`), and
+//!    the anomalies found are recorded for the load;
+//! 2. each record is given to a [`TrajectoryFormat`]: [`TrajectoryFormat::detect`] says
+//!    from the container and the first record whether the format reads the file, and
+//!    [`TrajectoryFormat::convert`] turns one record into the common message schema
+//!    ([`crate::sft::schema`]).
+//!
+//! One file per format: [`mini_swe_agent`], [`swe_agent`], [`openhands`], [`nebius`],
+//! [`swe_smith`], [`llamafactory`]; [`FORMATS`] lists them in detection order. Shared
+//! pieces: [`access`] (field access naming the field, OpenAI message parts) and
+//! [`text_calls`] (tool calls written in message text).
+
+pub mod access;
+pub mod llamafactory;
+pub mod mini_swe_agent;
+pub mod nebius;
+pub mod openhands;
+pub mod swe_agent;
+pub mod swe_smith;
+pub mod text_calls;
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use serde_json::Value;
+
+use self::access::{Loc, array_values, kind, parse_json_file, rows_of};
+use crate::ingest::anomaly::{self, Anomaly, Recorded};
+use crate::sft::schema::Trajectory;
+
+/// How the records of a trajectory file are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    /// One JSON document, one trajectory (mini-swe-agent, SWE-agent).
+    Object,
+    /// A JSON array, one trajectory per row (openhands, nebius, swe-smith; LLaMA-Factory
+    /// rows as an array).
+    Array,
+    /// One JSON object a line, one trajectory per non-blank line (LLaMA-Factory).
+    Lines,
+}
+
+/// One record of a file, as a format converts it.
+pub struct Record<'a> {
+    /// Where it is: the file, and for rows the 0-based row and the line it starts on.
+    pub loc: Loc<'a>,
+    /// The record, parsed.
+    pub value: &'a Value,
+    /// 0-based position among the file's records.
+    pub index: usize,
+    /// The container the record came from.
+    pub container: Container,
+    /// The anomalies of the whole text (see [`Record::non_finite`]).
+    pub anomalies: &'a [Anomaly],
+}
+
+impl Record<'_> {
+    /// The reason to refuse a field of this record that needs a number when the text
+    /// held `NaN` / `Infinity` there (read as `null`); `path` is inside the record
+    /// (`messages[2].loss_weight`), `expected` names the field's type ("a number field").
+    pub fn non_finite(&self, path: &str, expected: &str) -> Option<String> {
+        let (document, full) = match self.container {
+            Container::Object => (0, path.to_string()),
+            Container::Array => (0, anomaly::join_field(&format!("[{}]", self.index), path)),
+            Container::Lines => (self.index, path.to_string()),
+        };
+        anomaly::non_finite_at(self.anomalies, document, &full, expected)
+    }
+
+    /// The file name without its extension (`a.b.jsonl` → `a.b`), for ids of formats
+    /// that name none.
+    pub fn file_stem(&self) -> String {
+        self.loc.file.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string()
+    }
+}
+
+/// A trajectory format: how its files are recognized and how one record becomes a
+/// [`Trajectory`].
+pub trait TrajectoryFormat: Sync {
+    /// The `source` stored for its trajectories (one of the `SOURCE_*` constants).
+    fn source(&self) -> &'static str;
+    /// The container its own reader expects (detection may accept others).
+    fn container(&self) -> Container;
+    /// Whether the format reads a file laid out as `container` whose first record is
+    /// `first` (a JSON object for the formats here).
+    fn detect(&self, container: Container, first: &Value) -> bool;
+    /// One record as a trajectory. Errors name the file, the row's line and the field
+    /// (an [`InputError`](crate::ingest::InputError)).
+    fn convert(&self, record: &Record) -> Result<Trajectory>;
+}
+
+/// Every format, in the order [`detect_and_read`] tries them.
+pub static FORMATS: &[&dyn TrajectoryFormat] = &[
+    &mini_swe_agent::MiniSweAgent,
+    &swe_agent::SweAgent,
+    &nebius::Nebius,
+    &llamafactory::LlamaFactory,
+    &openhands::OpenHands,
+    &swe_smith::SweSmith,
+];
+
+/// The records of a container.
+enum Records<'t> {
+    Object(Value),
+    Array(Vec<(u64, Value)>),
+    /// Non-blank lines with their 1-based line numbers, parsed one at a time.
+    Lines(Vec<(u64, &'t str)>),
+}
+
+/// The non-blank lines of a JSON-lines text (LF or CRLF), with their 1-based numbers.
+fn lines(text: &str) -> Vec<(u64, &str)> {
+    text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, l)| (i as u64 + 1, l)).collect()
+}
+
+/// Converts every record with `format`, then records the text's anomalies for the load.
+fn convert_all(format: &dyn TrajectoryFormat, path: &Path, records: &Records, anomalies: &[Anomaly]) -> Result<Vec<Trajectory>> {
+    let file = Loc::file(path);
+    let out = match records {
+        Records::Object(v) => vec![format.convert(&Record {
+            loc: file,
+            value: v,
+            index: 0,
+            container: Container::Object,
+            anomalies,
+        })?],
+        Records::Array(rows) => rows
+            .iter()
+            .enumerate()
+            .map(|(r, (line, v))| {
+                format.convert(&Record { loc: file.row(r).line(*line), value: v, index: r, container: Container::Array, anomalies })
+            })
+            .collect::<Result<_>>()?,
+        Records::Lines(lines) => {
+            let mut out = Vec::with_capacity(lines.len());
+            for (r, (line, raw)) in lines.iter().enumerate() {
+                let loc = file.row(r).line(*line);
+                let v: Value = serde_json::from_str(raw).map_err(|e| loc.err("", format!("not JSON: {e}")))?;
+                out.push(format.convert(&Record { loc, value: &v, index: r, container: Container::Lines, anomalies })?);
+            }
+            out
+        }
+    };
+    let lines_container = matches!(records, Records::Lines(_));
+    anomaly::record(anomalies.iter().map(|a| Recorded {
+        line: Some(a.line),
+        field: if lines_container { anomaly::join_field(&format!("[{}]", a.document), &a.path) } else { a.path.clone() },
+        kind: a.kind,
+        detail: a.detail.clone(),
+        occurrences: a.occurrences,
+    }));
+    Ok(out)
+}
+
+/// Reads `text` as `format`'s own container ([`TrajectoryFormat::container`]) and
+/// converts every record: the entry of the per-format `read_*` functions.
+pub(crate) fn read_as(format: &dyn TrajectoryFormat, path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let scanned = anomaly::scan(text);
+    let text = &*scanned.text;
+    let records = match format.container() {
+        Container::Object => Records::Object(parse_json_file(path, text)?),
+        Container::Array => {
+            if !text.trim_start_matches([' ', '\t', '\r', '\n']).starts_with('[') {
+                // not an array: say what it is
+                rows_of(&Loc::file(path), &parse_json_file(path, text)?)?;
+            }
+            Records::Array(array_values(path, text)?)
+        }
+        Container::Lines => Records::Lines(lines(text)),
+    };
+    convert_all(format, path, &records, &scanned.anomalies)
+}
+
+/// For a JSON object no format took: each format tried and why it did not match, in
+/// the order tried.
+fn why_not_object(v: &Value) -> String {
+    let swe_agent = match v.get("history") {
+        None => "no `history`".to_string(),
+        Some(Value::Array(h)) => match h.first() {
+            Some(e) if e.get("action").is_some() || e.get("observation").is_some() => format!(
+                "`history[0]` has no `role` but {} (an OpenHands event stream, e.g. `output.jsonl`: not a chat; convert it to OpenAI messages)",
+                ["action", "observation", "source"].iter().filter(|k| e.get(**k).is_some()).map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            ),
+            _ => "`history[0]` has no `role`".to_string(),
+        },
+        Some(h) => format!("`history` is {}, not an array", kind(h)),
+    };
+    let llamafactory = if v.get("messages").is_some() {
+        "`messages` without typed content parts"
+    } else {
+        "no `messages`"
+    };
+    format!(
+        "mini-swe-agent (no `trajectory_format`, no `messages`+`info`); SWE-agent .traj ({swe_agent}); \
+         LLaMA-Factory ({llamafactory}); openhands / nebius / swe-smith (expect a JSON array of rows, got an object)"
+    )
+}
+
+/// The first format of [`FORMATS`] that reads `container` starting with `first`.
+fn detect(container: Container, first: &Value) -> Option<&'static dyn TrajectoryFormat> {
+    FORMATS.iter().copied().find(|f| f.detect(container, first))
+}
+
+/// Read any of the six formats, chosen from the content by [`FORMATS`] in order:
+///
+/// * a JSON object with `trajectory_format` (any value: the reader refuses one it does
+///   not know), or with `messages` + `info` → mini-swe-agent;
+/// * a JSON object whose `history` is an array of messages with `role` → SWE-agent;
+/// * a JSON array whose first row has `trajectory` → nebius; has `messages` whose
+///   `content` is a list of `{type, value}` parts → LLaMA-Factory (array form); has
+///   `tools` or a message with `tool_calls` → openhands; has `traj_id` or an assistant
+///   message containing `<function=` → swe-smith;
+/// * otherwise, one JSON object a line whose first row has typed content parts →
+///   LLaMA-Factory (a single such object is one line).
+///
+/// An empty array gives no trajectories. Anything else is an error naming the file and,
+/// for a JSON object (or the first JSON line), each format tried and why it did not
+/// match. Lone surrogate escapes, `NaN`, NUL and control characters follow the policy of
+/// [`crate::ingest::anomaly`].
+pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    // the input layer skips a byte-order mark; a text given directly may still hold one
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let scanned = anomaly::scan(text);
+    let text = &*scanned.text;
+    let anomalies = &scanned.anomalies;
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => match detect(Container::Object, &v) {
+            // a row format given one object: the object is one JSON line
+            Some(f) if f.container() != Container::Object => convert_all(f, path, &Records::Lines(lines(text)), anomalies),
+            Some(f) => convert_all(f, path, &Records::Object(v), anomalies),
+            None => bail!("{}: not a recognized trajectory format; tried {}", path.display(), why_not_object(&v)),
+        },
+        Ok(Value::Array(_)) => {
+            // the rows again, each with the line it starts on (one linear pass)
+            let rows = array_values(path, text)?;
+            let Some((line, first)) = rows.first() else { return Ok(Vec::new()) };
+            let at = Loc::file(path).row(0).line(*line);
+            if !first.is_object() {
+                return Err(at.err("", format!("expected an object, got {}", kind(first))));
+            }
+            match detect(Container::Array, first) {
+                Some(f) => convert_all(f, path, &Records::Array(rows), anomalies),
+                None => Err(at.err(
+                    "",
+                    "not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
+                )),
+            }
+        }
+        Ok(v) => bail!("{}: not a recognized trajectory format (top-level JSON {})", path.display(), kind(&v)),
+        Err(whole_err) => {
+            let lines = lines(text);
+            let first: Option<Value> = lines.first().and_then(|(_, l)| serde_json::from_str(l).ok());
+            match first {
+                Some(v) => match detect(Container::Lines, &v) {
+                    Some(f) => convert_all(f, path, &Records::Lines(lines), anomalies),
+                    None => bail!(
+                        "{}: not a recognized trajectory format (JSON lines; line 1 read as one document); tried {}",
+                        path.display(),
+                        why_not_object(&v)
+                    ),
+                },
+                None => bail!("{}: not JSON: {whole_err}", path.display()),
+            }
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The ingest anomaly policy (issue 15, `src/ingest/anomaly.rs`): what Python's
+//! `json.dumps` and SWE-bench observations write is accepted and recorded in
+//! `ingest_anomalies_v1` by file, line, field and kind — or refused with the reason in
+//! the field's terms, leaving the database as it was. Small inputs written here; every
+//! expected row is counted by hand from the input.
+
+use duckdb::Connection;
+use sphragis::ingest::LoadOutcome;
+use std::path::{Path, PathBuf};
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("sphragis-anomalies-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// `(line, field, kind, detail, occurrences)` of the view, in its order.
+fn anomalies(conn: &Connection) -> Vec<(Option<i64>, String, String, String, i64)> {
+    let mut stmt = conn.prepare("select line, field, kind, detail, occurrences from ingest_anomalies_v1").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+fn count(conn: &Connection, sql: &str) -> i64 {
+    conn.query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+fn row(line: Option<i64>, field: &str, kind: &str, detail: &str, n: i64) -> (Option<i64>, String, String, String, i64) {
+    (line, field.to_string(), kind.to_string(), detail.to_string(), n)
+}
+
+/// A mini-swe-agent file (1.x) whose lines are numbered for the expectations: line 4
+/// holds the observation.
+fn mini(observation: &str, extra: &str) -> String {
+    format!(
+        "{{\"trajectory_format\": \"mini-swe-agent-1\", \"instance_id\": \"demo__x-1\", \"info\": {{{extra}}},\n\
+         \"messages\": [{{\"role\": \"system\", \"content\": \"s\"}},\n\
+         {{\"role\": \"assistant\", \"content\": \"run\\n```bash\\nls\\n```\"}},\n\
+         {{\"role\": \"user\", \"content\": \"{observation}\"}}]}}\n"
+    )
+}
+
+#[test]
+fn lone_surrogate_in_tool_output_is_stored_as_replacement_and_its_escape_recorded() {
+    let d = dir("surrogate");
+    // a broken emoji (high half only) and a whole one (a pair: not an anomaly)
+    let p = write(&d, "s.traj.json", &mini(r"<returncode>0</returncode> ok \ud83d and \ud83d\ude00 \ud83d", ""));
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    assert!(matches!(sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap(), LoadOutcome::Loaded(_)));
+    let text: String = conn.query_row("select text from sft_messages where msg_index = 2", [], |r| r.get(0)).unwrap();
+    assert_eq!(text, "<returncode>0</returncode> ok \u{fffd} and \u{1f600} \u{fffd}");
+    assert_eq!(anomalies(&conn), [row(Some(4), "messages[2].content", "lone_surrogate", r"\ud83d", 2)]);
+    let path: String = conn.query_row("select path from ingest_anomalies_v1", [], |r| r.get(0)).unwrap();
+    assert!(path.ends_with("s.traj.json"), "{path}");
+}
+
+#[test]
+fn nan_and_infinity_in_fields_read_as_missing_are_null_and_recorded() {
+    let d = dir("nan");
+    // info.cost is not read; `resolved` is read as "no verdict" when missing
+    let p = write(&d, "n.traj.json", &mini("done", "\"cost\": NaN, \"limit\": -Infinity"));
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap();
+    assert_eq!(
+        anomalies(&conn),
+        [row(Some(1), "info.cost", "nan", "NaN", 1), row(Some(1), "info.limit", "infinity", "-Infinity", 1)]
+    );
+    let rows = format!(
+        "[{{\"instance_id\": \"r__a-1\", \"resolved\": NaN, \"tools\": [], \"messages\": [{{\"role\": \"user\", \"content\": \"x\"}}]}},\n\
+         {{\"instance_id\": \"r__a-2\", \"resolved\": true, \"tools\": [], \"messages\": [{{\"role\": \"user\", \"content\": \"y\"}}]}}]\n"
+    );
+    let p = write(&d, "rows.json", &rows);
+    sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap();
+    assert_eq!(count(&conn, "select count(*) from sft_trajectories where instance_id = 'r__a-1' and declared_resolved is null"), 1);
+    assert_eq!(anomalies(&conn)[2], row(Some(1), "[0].resolved", "nan", "NaN", 1));
+}
+
+#[test]
+fn nan_loss_weight_is_refused_as_a_number_field_and_nothing_is_written() {
+    let d = dir("loss-weight");
+    let text = concat!(
+        r#"{"messages": [{"role": "user", "content": [{"type": "text", "value": "hi \ud83d"}]}]}"#,
+        "\n",
+        r#"{"messages": [{"role": "assistant", "content": [{"type": "text", "value": "a"}], "loss_weight": NaN}]}"#,
+        "\n"
+    );
+    let p = write(&d, "lf.jsonl", text);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = format!("{:#}", sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap_err());
+    assert!(err.contains("lf.jsonl:2: field `[1].messages[0].loss_weight`: NaN in a number field"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from ingest_anomaly_records"), 0, "the refused load recorded nothing");
+    assert_eq!(count(&conn, "select count(*) from ingest_log"), 0);
+    // the same file without the NaN loads, and the first line's surrogate is recorded
+    let p = write(&d, "lf_ok.jsonl", &text.replace("NaN", "0.0"));
+    sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap();
+    assert_eq!(anomalies(&conn), [row(Some(1), "[0].messages[0].content[0].value", "lone_surrogate", r"\ud83d", 1)]);
+}
+
+#[test]
+fn nul_and_control_chars_in_observations_are_kept_and_recorded() {
+    let d = dir("controls");
+    let p = write(&d, "c.traj.json", &mini(r"a\u0000b \u001b[31mred\u001b[0m \b", ""));
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap();
+    let text: String = conn.query_row("select text from sft_messages where msg_index = 2", [], |r| r.get(0)).unwrap();
+    assert_eq!(text, "a\u{0}b \u{1b}[31mred\u{1b}[0m \u{8}");
+    assert_eq!(
+        anomalies(&conn),
+        [row(Some(4), "messages[2].content", "control_char", r"\u001b", 3), row(Some(4), "messages[2].content", "nul", r"\u0000", 1)]
+    );
+}
+
+#[test]
+fn lone_surrogate_in_tool_call_arguments_is_recorded_at_the_arguments_field() {
+    let d = dir("arguments");
+    let rows = r#"[{"instance_id": "r__b-1", "tools": [], "messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "function": {"name": "bash", "arguments": "{\"command\": \"echo \\ud83d\"}"}}]}]}]"#;
+    let p = write(&d, "args.json", rows);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap();
+    let command: String = conn.query_row("select command from sft_commands", [], |r| r.get(0)).unwrap();
+    assert_eq!(command, "echo \u{fffd}");
+    assert_eq!(
+        anomalies(&conn),
+        [row(Some(1), "[0].messages[0].tool_calls[0].function.arguments", "lone_surrogate", r"\ud83d", 1)]
+    );
+}
+
+#[test]
+fn lone_surrogate_in_a_review_comment_is_accepted_and_recorded_on_its_line() {
+    let d = dir("review");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review/examples.jsonl");
+    let text = std::fs::read_to_string(samples).unwrap();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[1] = lines[1].replacen("\"message\": \"", "\"message\": \"\\ud83d", 1);
+    let p = write(&d, "examples.jsonl", &(lines.join("\n") + "\n"));
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::review::load::load(&conn, sphragis::ingest::InputKind::Examples, &p, None, &mut |_| {}).unwrap();
+    assert_eq!(anomalies(&conn), [row(Some(2), "comments[0].message", "lone_surrogate", r"\ud83d", 1)]);
+}
+
+#[test]
+fn nan_in_an_integer_field_is_refused_naming_the_field() {
+    let d = dir("integer");
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review/examples.jsonl");
+    let text = std::fs::read_to_string(samples).unwrap();
+    let p = write(&d, "examples.jsonl", &text.replacen("\"patch_set\": 2", "\"patch_set\": NaN", 1));
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = format!(
+        "{:#}",
+        sphragis::review::load::load(&conn, sphragis::ingest::InputKind::Examples, &p, None, &mut |_| {}).unwrap_err()
+    );
+    assert!(err.contains("examples.jsonl:1: field `patch_set`: NaN in an integer field"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from ingest_anomaly_records"), 0);
+}
+
+#[test]
+fn anomalies_report_is_registered() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    assert_eq!(count(&conn, "select count(*) from ingest_anomalies_v1"), 0);
+    assert!(sphragis::report::REPORTS.iter().any(|r| r.name == "anomalies" && r.view == "ingest_anomalies_v1"));
+}
