@@ -35,6 +35,8 @@ import sys
 import duckdb
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.duckdb import DuckDB
+from sqlglot.helper import seq_get
 
 # Constructs whose transpilation is silently wrong on some data (the query runs on Spark and
 # answers differently), with the reason recorded for the view. Matched on the DuckDB SQL with
@@ -43,7 +45,6 @@ HAZARDS = [
     (r"\bunnest\s*\((?:.|\n)*\bunnest\s*\(",
      "two unnest() calls: DuckDB zips them row by row, Spark's explode cross-joins"),
     (r"\bwith\s+ordinality\b", "WITH ORDINALITY is 1-based in DuckDB, posexplode is 0-based"),
-    (r"(?:\w|\))\s*\[", "a list index or slice: DuckDB lists are 1-based, Spark arrays 0-based, and a computed index is not shifted"),
     (r"\b(?:list|array_agg|string_agg|group_concat)\s*\([^()]*\border\s+by\b",
      "an ordered aggregate (list / array_agg / string_agg ... order by): Spark's collect_list keeps no order"),
     (r"\bhash\s*\(", "hash() differs between DuckDB and Spark"),
@@ -51,6 +52,10 @@ HAZARDS = [
      "regular expressions: DuckDB's RE2 and Spark's java.util.regex differ (\\s, Unicode classes, escapes)"),
     (r"\bstrftime\s*\(|\bstrptime\s*\(", "strftime/strptime format codes differ from Spark's datetime patterns"),
 ]
+# Constructs found on the parsed SQL (a list literal `['a']` is not an index, so these are
+# not matched on the text).
+SLICE = "a list slice: DuckDB's l[a:b] is 1-based and inclusive, Spark's slice() takes a start and a length"
+FORMAT_SPEC = "format() with a format spec other than {}: Spark's format_string reads printf patterns"
 
 
 def strip_sql(sql):
@@ -61,11 +66,112 @@ def strip_sql(sql):
 
 
 def hazard(sql):
+    """Why the view's SQL cannot be transpiled faithfully, or None."""
     text = strip_sql(sql).lower()
     for pattern, reason in HAZARDS:
         if re.search(pattern, text):
             return reason
+    tree = parse(sql)
+    for b in tree.find_all(exp.Bracket):
+        if any(isinstance(i, exp.Slice) for i in b.expressions):
+            return SLICE
+    for f in tree.find_all(exp.Format):
+        if not plain_format(f):
+            return FORMAT_SPEC
     return None
+
+
+class DuckDBAsWritten(DuckDB):
+    """DuckDB, but list indexes parsed as written: sqlglot's own DuckDB dialect shifts a
+    literal index to 0-based while parsing (and a computed one not at all, and `l[-1]` to
+    `l[-2]`); [`spark_element_at`] needs the 1-based index the view wrote. `len()` is a
+    list's length here: the views call `len()` only on lists (strings use `length()`), and
+    a string given to Spark's `size()` is a type error, never a silent answer."""
+    INDEX_OFFSET = 0
+
+    class Parser(DuckDB.Parser):
+        FUNCTIONS = {**DuckDB.Parser.FUNCTIONS, "LEN": lambda args: exp.ArraySize(this=seq_get(args, 0))}
+
+
+def parse(sql):
+    trees = sqlglot.parse(sql, read=DuckDBAsWritten)
+    if len(trees) != 1:
+        raise ValueError(f"{len(trees)} statements")
+    return trees[0]
+
+
+def spark_element_at(node):
+    """DuckDB's `l[i]` -> Spark's `try_element_at(l, i)`.
+
+    Both are 1-based, count a negative index from the end and give null past the end
+    (Spark's `l[i]` is 0-based and, under ANSI mode, an error past the end); a computed
+    index, in a lambda or not, needs no shift. A string key (a struct or map subscript)
+    and a slice are left alone (a slice is a hazard)."""
+    if isinstance(node, exp.Bracket) and len(node.expressions) == 1:
+        index = node.expressions[0]
+        if isinstance(index, exp.Slice) or (isinstance(index, exp.Literal) and index.is_string):
+            return node
+        return exp.Anonymous(this="try_element_at", expressions=[node.this.copy(), index.copy()])
+    return node
+
+
+def plain_format(node):
+    """Whether a DuckDB format() call has only `{}` placeholders, one per argument."""
+    if not (isinstance(node.this, exp.Literal) and node.this.is_string):
+        return False
+    pattern = node.this.name
+    parts = pattern.split("{}")
+    return all("{" not in p and "}" not in p for p in parts) and len(parts) - 1 == len(node.expressions)
+
+
+def spark_format(node):
+    """DuckDB's `format('{} of {}', a, b)` -> Spark's `concat(cast(a as string), ' of ', ...)`.
+
+    sqlglot writes FORMAT_STRING with the `{}` pattern unchanged, which Spark prints
+    verbatim: silently wrong. DuckDB's format() is null when any argument is null, as
+    Spark's concat is; integers, strings and booleans cast to the same text in both."""
+    if isinstance(node, exp.Format) and plain_format(node):
+        parts = node.this.name.split("{}")
+        pieces = []
+        for i, part in enumerate(parts):
+            if part:
+                pieces.append(exp.Literal.string(part))
+            if i < len(node.expressions):
+                arg = node.expressions[i].copy().transform(spark_format)  # a format() inside
+                pieces.append(exp.Cast(this=arg, to=exp.DataType.build("string")))
+        return exp.Anonymous(this="concat", expressions=pieces)
+    return node
+
+
+def spark_list_position(node):
+    """DuckDB's `list_position(l, x)` (1-based, null when absent) -> Spark's
+    `nullif(array_position(l, x), 0)` (Spark gives 0 when absent); sqlglot leaves the name."""
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("list_position", "list_indexof"):
+        args = [e.copy() for e in node.expressions]
+    elif isinstance(node, exp.ArrayPosition):  # DuckDB's array_position, the same function
+        args = [node.this.copy(), node.expression.copy()]
+    else:
+        return node
+    found = exp.Anonymous(this="array_position", expressions=args)
+    return exp.Nullif(this=found, expression=exp.Literal.number(0))
+
+
+def spark_list_slice(node):
+    """DuckDB's `list_slice(l, a, b)` (1-based, both ends inclusive) -> Spark's
+    `slice(l, a, greatest(b - a + 1, 0))` (a start and a length). Both clip past the end and
+    give an empty list when b < a. They differ for a start below 1 (DuckDB counts a negative
+    start from the end, Spark a length from there), so the Spark SQL raises an error there
+    instead of answering differently. A step argument is left alone (and fails on Spark)."""
+    if isinstance(node, exp.Anonymous) and node.name.lower() in ("list_slice", "array_slice") \
+            and len(node.expressions) == 3:
+        lst, a, b = (e.copy() for e in node.expressions)
+        length = exp.Greatest(this=exp.Add(this=exp.Sub(this=exp.Paren(this=b), expression=exp.Paren(this=a.copy())),
+                                           expression=exp.Literal.number(1)),
+                              expressions=[exp.Literal.number(0)])
+        sliced = exp.Anonymous(this="slice", expressions=[lst, a.copy(), length])
+        fail = exp.Anonymous(this="raise_error", expressions=[exp.Literal.string("list_slice with a start below 1 is not portable")])
+        return exp.If(this=exp.GTE(this=a.copy(), expression=exp.Literal.number(1)), true=sliced, false=fail)
+    return node
 
 
 def spark_percentile(node):
@@ -81,25 +187,25 @@ def spark_percentile(node):
 
 
 def transpile(sql):
-    """The view's select in Spark SQL (sqlglot, duckdb -> spark, plus [`spark_percentile`]);
-    raises on an unsupported construct."""
-    trees = sqlglot.parse(sql, read="duckdb")
-    if len(trees) != 1:
-        raise ValueError(f"{len(trees)} statements")
-    tree = trees[0].transform(spark_percentile)
+    """The view's select in Spark SQL: sqlglot (DuckDB as written -> Spark) plus our
+    rewrites ([`spark_element_at`], [`spark_format`], [`spark_list_position`],
+    [`spark_list_slice`], [`spark_percentile`]); raises on an unsupported construct."""
+    tree = parse(sql)
+    for rewrite in (spark_element_at, spark_format, spark_list_position, spark_list_slice, spark_percentile):
+        tree = tree.transform(rewrite)
     return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
 
 
 def referenced(sql):
     """Names of the tables and views a query reads (CTE names excluded)."""
-    tree = sqlglot.parse_one(sql, read="duckdb")
+    tree = parse(sql)
     ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
     return {t.name.lower() for t in tree.find_all(exp.Table) if t.name and t.name.lower() not in ctes}
 
 
 def orders(sql):
     """Whether the outermost select orders its rows."""
-    tree = sqlglot.parse_one(sql, read="duckdb")
+    tree = parse(sql)
     return tree.args.get("order") is not None
 
 
