@@ -44,8 +44,6 @@ from sqlglot.helper import seq_get
 # answers differently), with the reason recorded for the view. Matched on the DuckDB SQL with
 # comments and string literals removed.
 HAZARDS = [
-    (r"\bunnest\s*\((?:.|\n)*\bunnest\s*\(",
-     "two unnest() calls: DuckDB zips them row by row, Spark's explode cross-joins"),
     (r"\bwith\s+ordinality\b", "WITH ORDINALITY is 1-based in DuckDB, posexplode is 0-based"),
     (r"\b(?:list|array_agg|string_agg|group_concat)\s*\([^()]*\border\s+by\b",
      "an ordered aggregate (list / array_agg / string_agg ... order by): Spark's collect_list keeps no order"),
@@ -54,10 +52,11 @@ HAZARDS = [
      "regular expressions: DuckDB's RE2 and Spark's java.util.regex differ (\\s, Unicode classes, escapes)"),
     (r"\bstrftime\s*\(|\bstrptime\s*\(", "strftime/strptime format codes differ from Spark's datetime patterns"),
     (r"\basof\s+(?:left\s+)?join\b", "ASOF JOIN: Spark SQL has none (a range join or a window over runs and segments would do it)"),
-    (r"\*\s*(?:replace|exclude)\s*\(", "DuckDB's `* replace (...)` / `* exclude (...)`: Spark SQL has no such star modifiers"),
+    (r"\*\s*replace\s*\(", "DuckDB's `* replace (...)`: Spark SQL has no star REPLACE (sqlglot writes `* exclude` as Spark's `* except`)"),
 ]
 # Constructs found on the parsed SQL (a list literal `['a']` is not an index, so these are
 # not matched on the text).
+TWO_UNNESTS = "two unnest() calls in one select list: DuckDB zips them row by row, Spark's explode cross-joins"
 SLICE = "a list slice: DuckDB's l[a:b] is 1-based and inclusive, Spark's slice() takes a start and a length"
 FORMAT_SPEC = "format() with a format spec other than {}: Spark's format_string reads printf patterns"
 
@@ -76,6 +75,11 @@ def hazard(sql):
         if re.search(pattern, text):
             return reason
     tree = parse(sql)
+    for select in tree.find_all(exp.Select):
+        unnests = [u for e in select.expressions for u in e.find_all(exp.Unnest, exp.Explode)
+                   if u.find_ancestor(exp.Select) is select]
+        if len(unnests) >= 2:
+            return TWO_UNNESTS
     for b in tree.find_all(exp.Bracket):
         if any(isinstance(i, exp.Slice) for i in b.expressions):
             return SLICE
@@ -115,7 +119,8 @@ def spark_element_at(node):
         index = node.expressions[0]
         if isinstance(index, exp.Slice) or (isinstance(index, exp.Literal) and index.is_string):
             return node
-        return exp.Anonymous(this="try_element_at", expressions=[node.this.copy(), index.copy()])
+        index = exp.Cast(this=index.copy(), to=exp.DataType.build("int"))  # Spark takes an INT index
+        return exp.Anonymous(this="try_element_at", expressions=[node.this.copy(), index])
     return node
 
 
@@ -190,14 +195,105 @@ def spark_percentile(node):
     return node
 
 
-def transpile(sql):
-    """The view's select in Spark SQL: sqlglot (DuckDB as written -> Spark) plus our
-    rewrites ([`spark_element_at`], [`spark_format`], [`spark_list_position`],
-    [`spark_list_slice`], [`spark_percentile`]); raises on an unsupported construct."""
-    tree = parse(sql)
+class Macro:
+    """A table macro of the manifest: `create macro name(p1 type, ...) as table <select>`."""
+
+    def __init__(self, sql):
+        tree = parse(sql)
+        if not isinstance(tree, exp.Create) or not isinstance(tree.expression, exp.Query):
+            raise ValueError("not a table macro")
+        self.name = tree.this.this.name.lower()
+        self.params = [c.name.lower() for c in tree.this.expressions]
+        self.types = [c.args["kind"].sql(dialect="duckdb") if c.args.get("kind") else None for c in tree.this.expressions]
+        self.body = tree.expression
+
+    def bind(self, values):
+        """The body with each parameter replaced by `values[param]` (an expression). A
+        DuckDB macro parameter shadows a column of the same name, so every unqualified
+        column named like a parameter is the parameter."""
+        def sub(node):
+            if isinstance(node, exp.Column) and not node.table and node.name.lower() in values:
+                return values[node.name.lower()].copy()
+            return node
+        body = self.body.copy()
+        for select in body.find_all(exp.Select):  # `select version_a, ...` keeps its column name
+            for i, e in enumerate(select.expressions):
+                if isinstance(e, exp.Column) and not e.table and e.name.lower() in values:
+                    select.expressions[i] = exp.Alias(this=e.copy(), alias=exp.to_identifier(e.name))
+        return body.transform(sub)
+
+
+def macro_call(node, macros):
+    """`(macro, [argument expressions])` when `node` is a call of a known table macro in FROM."""
+    if isinstance(node, exp.Table) and isinstance(node.this, exp.Anonymous) and node.this.name.lower() in macros:
+        return macros[node.this.name.lower()], list(node.this.expressions)
+    return None
+
+
+def inline_macros(tree, macros):
+    """Every table-macro call in FROM replaced by the macro's body with the call's arguments
+    bound, as a subquery under the call's alias (nested calls too): Spark SQL has no table
+    macros, but a macro is a parametrised select."""
+    def sub(node):
+        call = macro_call(node, macros)
+        if call is None:
+            return node
+        macro, args = call
+        if len(args) != len(macro.params):
+            raise ValueError(f"{macro.name} takes {len(macro.params)} arguments, called with {len(args)}")
+        body = inline_macros(macro.bind(dict(zip(macro.params, args))), macros)
+        alias = node.args.get("alias") or exp.TableAlias(this=exp.to_identifier(macro.name))
+        return exp.Subquery(this=body, alias=alias.copy())
+    return tree.transform(sub)
+
+
+def macros_called(sql, macros):
+    """Names of the table macros a query calls (directly)."""
+    return sorted({c[0].name for c in (macro_call(t, macros) for t in parse(sql).find_all(exp.Table)) if c})
+
+
+def to_spark(tree):
+    """A parsed DuckDB query in Spark SQL, with our rewrites."""
     for rewrite in (spark_element_at, spark_format, spark_list_position, spark_list_slice, spark_percentile):
         tree = tree.transform(rewrite)
     return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
+
+
+def transpile_macro(macro, macros):
+    """A table macro's body in Spark SQL with its parameters as named parameter markers
+    (`:grad_accums`), for `spark.sql(sql, args={"grad_accums": [8], ...})`."""
+    body = macro.bind({p: exp.Placeholder(this=p) for p in macro.params})
+    return to_spark(inline_macros(body, macros))
+
+
+def transpile(sql, macros=None):
+    """The view's select in Spark SQL: table macros inlined ([`inline_macros`]), then
+    sqlglot (DuckDB as written -> Spark) plus our rewrites ([`spark_element_at`],
+    [`spark_format`], [`spark_list_position`], [`spark_list_slice`],
+    [`spark_percentile`]); raises on an unsupported construct."""
+    tree = inline_macros(parse(sql), macros or {})
+    return to_spark(tree)
+
+
+def spark_literal(value):
+    """A Python value as a Spark argument: a list becomes `array(...)` (Spark refuses a bare
+    Python list as a named parameter)."""
+    from pyspark.sql import functions as F
+    if isinstance(value, list):
+        return F.array(*[F.lit(x) for x in value])
+    return value
+
+
+def default_call(sql, macros):
+    """`(macro, [arguments])` when the view is exactly `select * from macro(arguments)` (the
+    grid of a table macro's default arguments), else None."""
+    tree = parse(sql)
+    if not isinstance(tree, exp.Select) or len(tree.expressions) != 1 or not isinstance(tree.expressions[0], exp.Star):
+        return None
+    if any(tree.args.get(k) for k in ("joins", "where", "group", "having", "order", "limit", "with_")):
+        return None
+    source = tree.args.get("from_") or tree.args.get("from")
+    return macro_call(source.this, macros) if source is not None else None
 
 
 def referenced(sql):
@@ -287,6 +383,11 @@ def spark_side(export, manifest):
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
              .config("spark.sql.shuffle.partitions", "4")
+             # the Spark SQL assumes these (Spark 4's defaults): a null list has a null size,
+             # and an overflow or a bad cast is an error rather than a quiet null or wrap
+             .config("spark.sql.ansi.enabled", "true")
+             .config("spark.sql.legacy.sizeOfNull", "false")
+             .config("spark.driver.memory", os.environ.get("SPARK_DRIVER_MEMORY", "4g"))
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
@@ -321,12 +422,39 @@ def main():
     results = []  # one entry per view, in creation order
     portable = set()
     failures = []
+    macros = {}  # name -> Macro, those created so far
+    macro_entries = {}  # name -> its entry in results
     for v in manifest["views"]:
         name, sql = v["name"], v["duckdb_sql"]
         if v["kind"] == "macro":
             duck.execute(sql)
-            results.append(dict(name=name, duckdb_sha256=v["sha256"], portable=False, spark_sql=None,
-                                reason="table macro: Spark SQL has no table macros"))
+            macro = Macro(sql)
+            entry = dict(name=name, duckdb_sha256=v["sha256"], portable=False, spark_sql=None, reason=None)
+            results.append(entry)
+            macro_entries[name] = entry
+            if args.generate:
+                body = macro.body.sql(dialect=DuckDBAsWritten)
+                reason = hazard(body)
+                blocked = [r for r in referenced(body) if r not in portable and any(x["name"] == r for x in manifest["views"])]
+                called = [m for m in macros_called(body, macros) if not macro_entries[m]["spark_sql"]]
+                if reason is None and called:
+                    reason = f"calls the table macro {', '.join(called)}, which is not portable"
+                if reason is None and blocked:
+                    reason = f"reads {', '.join(sorted(blocked))}, which is not portable"
+                if reason is None:
+                    try:
+                        entry["spark_sql"] = transpile_macro(macro, macros)
+                    except Exception as e:
+                        reason = f"sqlglot cannot transpile it: {str(e).splitlines()[0][:200]}"
+                # portable once a view that calls it is equal on Spark (below)
+                entry["reason"] = reason or "table macro: no view that calls it was equal on Spark"
+                if reason:
+                    print(f"skip {name}: {reason}")
+            else:
+                entry["spark_sql"] = v["spark_sql"]
+                entry["portable"] = v["spark_portable"]
+                entry["reason"] = v["spark_reason"]
+            macros[macro.name] = macro
             continue
         duck.execute(f"create view {name} as {sql}")
         entry = dict(name=name, duckdb_sha256=v["sha256"], portable=False, spark_sql=None, reason=None)
@@ -339,15 +467,15 @@ def main():
             reads = referenced(sql)
             views_read = sorted(r for r in reads if any(x["name"] == r for x in manifest["views"]))
             blocked = [r for r in views_read if r not in portable]
-            macros = [m["name"] for m in manifest["views"]
-                      if m["kind"] == "macro" and re.search(rf"\b{m['name']}\s*\(", strip_sql(sql).lower())]
-            if reason is None and macros:
-                reason = f"reads the table macro {', '.join(macros)} (Spark SQL has no table macros)"
+            called = [m for m in macros_called(sql, macros) if not macro_entries[m]["spark_sql"]]
+            if reason is None and called:
+                reason = f"calls the table macro {', '.join(called)}, which is not portable: " \
+                         f"{macro_entries[called[0]]['reason']}"
             if reason is None and blocked:
                 reason = f"reads {', '.join(blocked)}, which is not portable"
             if reason is None:
                 try:
-                    spark_sql = transpile(sql)
+                    spark_sql = transpile(sql, macros)
                 except Exception as e:  # an unsupported construct: sqlglot says so
                     reason = f"sqlglot cannot transpile it: {str(e).splitlines()[0][:200]}"
             if reason is not None:
@@ -382,6 +510,27 @@ def main():
             print(f"FAIL {name}: {diff}")
             failures.append(name)
             continue
+        # A table macro's own Spark SQL (named parameter markers) with this view's arguments.
+        call = default_call(sql, macros)
+        if call is not None:
+            macro, values = call
+            m = macro_entries[macro.name]
+            try:
+                bound = {p: spark_literal(duck.execute(
+                             f"select cast({a.sql(dialect=DuckDBAsWritten)} as {t or 'varchar'})").fetchone()[0])
+                         for p, t, a in zip(macro.params, macro.types, values)}
+                macro_rows = [tuple(canon(x) for x in r) for r in spark.sql(m["spark_sql"], args=bound).collect()]
+                diff = compare(duck_rows, macro_rows, False)
+            except Exception as e:
+                diff = f"fails on Spark: {str(e).strip().splitlines()[0][:300]}"
+            if diff:
+                m["portable"], m["reason"] = False, f"with the arguments of {name}: {diff}"
+                print(f"FAIL {macro.name} with the arguments of {name}: {diff}")
+                failures.append(macro.name)
+            else:
+                if args.generate:
+                    m["portable"], m["reason"] = True, None
+                print(f"ok   {macro.name}: its parametrised Spark SQL with the arguments of {name} gives its rows")
         # A transpiled view that other views read must exist on Spark under its name.
         spark.sql(f"create or replace temporary view {name} as {spark_sql}")
         entry["portable"] = True
