@@ -387,7 +387,7 @@ def spark_side(export, manifest):
              # and an overflow or a bad cast is an error rather than a quiet null or wrap
              .config("spark.sql.ansi.enabled", "true")
              .config("spark.sql.legacy.sizeOfNull", "false")
-             .config("spark.driver.memory", os.environ.get("SPARK_DRIVER_MEMORY", "4g"))
+             .config("spark.driver.memory", os.environ.get("SPARK_DRIVER_MEMORY", "8g"))
              .config("spark.ui.enabled", "false")
              .config("spark.ui.showConsoleProgress", "false")
              .getOrCreate())
