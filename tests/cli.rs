@@ -281,10 +281,10 @@ fn reports_as_csv_json_and_files_name_their_view() {
 
     let json: serde_json::Value =
         serde_json::from_str(&s.ok(&["report", "fences", "--version", "v3", "--format", "json"])).unwrap();
-    assert_eq!(json["name"], "fence_agreement_v1");
+    assert_eq!(json["name"], "fence_agreement_v2");
     assert_eq!(json["kind"], "view");
     assert_eq!(json["filter"], "version = 'v3'");
-    assert_eq!(json["query"], "select * from fence_agreement_v1 where version = 'v3' order by all");
+    assert_eq!(json["query"], "select * from fence_agreement_v2 where version = 'v3' order by all");
     assert_eq!(json["sha256"].as_str().unwrap().len(), 64);
 
     let table = s.ok(&["report", "all"]);
@@ -319,7 +319,7 @@ fn reports_as_csv_json_and_files_name_their_view() {
     assert_eq!(manifest["files"].as_array().unwrap().len(), 1);
     let others = manifest["not_from_this_export"].as_array().unwrap();
     assert_eq!(others.len(), sphragis::report::REPORTS.len() - 1);
-    assert!(others.iter().any(|f| f == "fence_agreement_v1.csv"));
+    assert!(others.iter().any(|f| f == "fence_agreement_v2.csv"));
 }
 
 #[test]

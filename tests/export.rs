@@ -219,13 +219,56 @@ fn a_changed_export_is_refused_and_leaves_no_database() {
 }
 
 #[test]
-fn isolation_v2_gives_the_rows_of_v1() {
-    // sft_isolation_v2 is v1 without correlated scalar subqueries (Spark refuses them):
-    // the same rows on the demo database, which has protected, unprotected and
-    // undetermined families.
+fn portable_v2_views_give_the_rows_of_v1() {
+    // Each `_v2` here is its `_v1` rewritten in the subset that runs on Spark (no
+    // correlated scalar subquery beside an aggregate, no `* replace`, no ordered
+    // string_agg): the same rows on the demo database, which has protected, unprotected and
+    // undetermined families, review versions with and without targets and fences, and SFT
+    // sources with and without thinking bodies. (spark_parity.py checks the same on every
+    // exported database, the real acceptance ones included.)
     let (_, db) = demo();
     let conn = sphragis::db::open_read_only(db).unwrap();
-    let v1 = rows(&conn, "sft_isolation_v1");
-    assert!(v1.len() >= 2, "{v1:?}");
-    assert_eq!(v1, rows(&conn, "sft_isolation_v2"));
+    for (v1, v2, at_least) in [
+        ("sft_isolation_v1", "sft_isolation_v2", 2),
+        ("fence_agreement_v1", "fence_agreement_v2", 4),
+        ("target_in_comment_v1", "target_in_comment_v2", 4),
+        ("sft_thinking_v1", "sft_thinking_v2", 1),
+    ] {
+        let old = rows(&conn, v1);
+        assert!(old.len() >= at_least, "{v1}: {old:?}");
+        assert_eq!(old, rows(&conn, v2), "{v1} and {v2} differ");
+    }
+}
+
+#[test]
+fn thinking_v2_lists_several_tokenizers_sorted_and_distinct_as_v1() {
+    // v1 joins the distinct tokenizer SHA-256s of a source with an ordered string_agg, v2
+    // with list_sort over a distinct list; null when no message names one. Two tokenizers
+    // on one source (the second written over some messages by hand), repeated, unsorted.
+    let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let tokenizer = sphragis::ingest::read::TokenizerFile::read(&samples.join("sft/tokenizer.json")).unwrap();
+    let audit = samples.join("sft/audit");
+    sphragis::sft::store::load_trajectories(&conn, &audit.join("thinking.jsonl"), Some(&tokenizer)).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &audit.join("demo__fix-2.traj.json"), None).unwrap();
+    let named: i64 = conn
+        .query_row("select count(*) from sft_messages where reasoning_tokenizer_sha256 is not null", [], |r| r.get(0))
+        .unwrap();
+    assert!(named >= 2, "{named} messages name a tokenizer");
+    conn.execute_batch(
+        "update sft_messages set reasoning_tokenizer_sha256 = '0000aa' \
+         where rowid = (select min(rowid) from sft_messages where reasoning_tokenizer_sha256 is not null)",
+    )
+    .unwrap();
+    let by_source = |view: &str| -> Vec<(String, Option<String>)> {
+        let mut stmt = conn.prepare(&format!("select source, tokenizer_sha256 from {view} order by source")).unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let v1 = by_source("sft_thinking_v1");
+    let sha = &tokenizer.sha256;
+    assert_eq!(
+        v1,
+        vec![("llamafactory".to_string(), Some(format!("0000aa,{sha}"))), ("mini-swe-agent".to_string(), None)]
+    );
+    assert_eq!(v1, by_source("sft_thinking_v2"));
 }

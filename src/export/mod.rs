@@ -141,7 +141,8 @@ pub struct ViewExport {
     pub sha256: String,
     /// The file's SQL as DuckDB runs it.
     pub duckdb_sql: String,
-    /// The Spark SQL (a `select`), when the view runs on Spark.
+    /// The Spark SQL (a `select`), when the view runs on Spark; for a table macro, its
+    /// body with named parameter markers (`:weights`) for `spark.sql(sql, args={...})`.
     pub spark_sql: Option<String>,
     /// Whether the Spark SQL is proven to give DuckDB's rows (by the parity check).
     pub spark_portable: bool,

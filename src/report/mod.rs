@@ -47,13 +47,13 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "fences",
-        view: "fence_agreement_v1",
+        view: "fence_agreement_v2",
         about: "strict fence rule vs Gerrit's substring test vs the loose pattern",
         by_version: true, macro_name: None,
     },
     Report {
         name: "target-in-comment",
-        view: "target_in_comment_v1",
+        view: "target_in_comment_v2",
         about: "targets a reviewer typed into a comment (reported, not removed)",
         by_version: true, macro_name: None,
     },
@@ -209,7 +209,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "thinking",
-        view: "sft_thinking_v1",
+        view: "sft_thinking_v2",
         about: "SFT thinking bodies: count, blank placeholders, length P50/P90/max, long-repetition candidates",
         by_version: false, macro_name: None,
     },
