@@ -445,12 +445,13 @@ struct Bars {
 }
 
 fn draw_bars(b: &Bars) -> Result<String> {
+    // Horizontal bars: categories down the y axis, first at the top, their labels
+    // horizontal and readable however many there are; values along x.
     let n = b.categories.len();
     let groups = if b.stacked { 1 } else { b.series.len().max(1) };
-    let width = (160 + n * (16 * groups + 16)).clamp(560, 1600) as u32;
+    let height = (110 + n * (12 * groups + 10)).clamp(240, 2400) as u32;
     let longest = b.categories.iter().map(|c| c.chars().count()).max().unwrap_or(1);
-    let x_area = (longest * 7 + 16).clamp(40, 220) as u32;
-    let height = 300 + x_area;
+    let y_area = (longest * 7 + 16).clamp(40, 300) as u32;
     let top = if b.stacked {
         (0..n).map(|i| b.series.iter().map(|(_, v)| v[i].max(0.0)).sum::<f64>()).fold(0.0, f64::max)
     } else {
@@ -459,49 +460,54 @@ fn draw_bars(b: &Bars) -> Result<String> {
     let top = [top, b.intervals.iter().flatten().map(|iv| iv.1).fold(0.0, f64::max), b.reference.as_ref().map_or(0.0, |r| r.1)]
         .into_iter()
         .fold(0.0, f64::max);
-    let y_max = b.y_max.unwrap_or(if top > 0.0 { top * 1.15 } else { 1.0 });
+    // room on the right for the legend
+    let x_max = b.y_max.unwrap_or(if top > 0.0 { top } else { 1.0 }) * 1.4;
+    let at = |i: usize| (n - 1 - i) as f64; // category i's centre on the y axis
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (860, height)).into_drawing_area();
         root.fill(&WHITE).map_err(plot_err)?;
-        let x = CategoryAxis { n };
         let mut chart = ChartBuilder::on(&root)
             .caption(&b.title, ("sans-serif", 16))
             .margin(12)
-            .x_label_area_size(x_area)
-            .y_label_area_size(64)
-            .build_cartesian_2d(x, 0f64..y_max)
+            .x_label_area_size(40)
+            .y_label_area_size(y_area)
+            .build_cartesian_2d(0f64..x_max, CategoryAxis { n })
             .map_err(plot_err)?;
         let cats = b.categories.clone();
         let label = move |v: &f64| {
             let i = v.round();
-            if (v - i).abs() < 1e-6 && i >= 0.0 { cats.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < cats.len() {
+                cats[cats.len() - 1 - i as usize].clone()
+            } else {
+                String::new()
+            }
         };
         chart
             .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(n)
-            .x_label_formatter(&label)
-            .x_label_style(("sans-serif", 11).into_font().transform(FontTransform::Rotate90))
-            .y_desc(b.y_desc.as_str())
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&label)
+            .y_label_style(("sans-serif", 11))
+            .x_desc(b.y_desc.as_str())
             .draw()
             .map_err(plot_err)?;
-        let width_each = 0.8 / groups as f64;
-        let mut bottoms = vec![0.0f64; n];
+        let thick = 0.8 / groups as f64;
+        let mut lefts = vec![0.0f64; n];
         for (s, (name, values)) in b.series.iter().enumerate() {
             let color = COLORS[s % COLORS.len()];
             let rects: Vec<_> = values
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    let (x0, y0) = if b.stacked { (i as f64 - 0.4, bottoms[i]) } else { (i as f64 - 0.4 + s as f64 * width_each, 0.0) };
-                    let x1 = x0 + if b.stacked { 0.8 } else { width_each };
-                    Rectangle::new([(x0, y0), (x1, y0 + v.max(0.0))], color.filled())
+                    let (x0, y0) = if b.stacked { (lefts[i], at(i) + 0.4) } else { (0.0, at(i) + 0.4 - s as f64 * thick) };
+                    let y1 = y0 - if b.stacked { 0.8 } else { thick };
+                    Rectangle::new([(x0, y0), (x0 + v.max(0.0), y1)], color.filled())
                 })
                 .collect();
             if b.stacked {
                 for (i, v) in values.iter().enumerate() {
-                    bottoms[i] += v.max(0.0);
+                    lefts[i] += v.max(0.0);
                 }
             }
             chart
@@ -511,19 +517,19 @@ fn draw_bars(b: &Bars) -> Result<String> {
                 .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
         }
         if let Some(intervals) = &b.intervals {
-            let mid = |i: usize| if b.stacked { i as f64 } else { i as f64 - 0.4 + width_each / 2.0 };
+            let mid = |i: usize| if b.stacked { at(i) } else { at(i) + 0.4 - thick / 2.0 };
             chart
                 .draw_series(intervals.iter().enumerate().map(|(i, (lo, hi))| {
-                    ErrorBar::new_vertical(mid(i), *lo, (lo + hi) / 2.0, *hi, BLACK.stroke_width(2), 10)
+                    ErrorBar::new_horizontal(mid(i), *lo, (lo + hi) / 2.0, *hi, BLACK.stroke_width(2), 8)
                 }))
                 .map_err(plot_err)?
                 .label("Wilson 95% interval")
-                .legend(|(x, y)| PathElement::new(vec![(x, y - 6), (x, y + 6)], BLACK.stroke_width(2)));
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], BLACK.stroke_width(2)));
         }
-        if let Some((name, y)) = &b.reference {
+        if let Some((name, x)) = &b.reference {
             let red = RGBColor(200, 0, 0);
             chart
-                .draw_series(LineSeries::new(vec![(-0.5, *y), (n as f64 - 0.5, *y)], red.stroke_width(2)))
+                .draw_series(LineSeries::new(vec![(*x, -0.5), (*x, n as f64 - 0.5)], red.stroke_width(2)))
                 .map_err(plot_err)?
                 .label(name.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 12, y)], red.stroke_width(2)));
@@ -540,7 +546,7 @@ fn draw_bars(b: &Bars) -> Result<String> {
     Ok(svg)
 }
 
-/// The x axis of a bar chart: categories at 0, 1, …, n-1 on the range -0.5..n-0.5, every
+/// The category axis of a bar chart: categories at 0, 1, …, n-1 on the range -0.5..n-0.5, every
 /// category a key point (so each gets its label), fewer when plotters asks for fewer.
 struct CategoryAxis {
     n: usize,
@@ -740,7 +746,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
                 stacked: true,
                 intervals: None,
                 reference: None,
-                y_max: Some(1.05),
+                y_max: Some(1.0),
             })?
         }
         "split_criteria_v1" => {
@@ -767,7 +773,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             let mut b = bars(t, "Label audit: valid share per rater (Wilson 95% interval)", "valid share", &["version", "rater", "scope"], &[("share", "valid share")], false)?;
             let (lo, hi) = (r.nums("wilson_low")?, r.nums("wilson_high")?);
             b.intervals = Some(lo.into_iter().zip(hi).collect());
-            b.y_max = Some(1.05);
+            b.y_max = Some(1.0);
             draw_bars(&b)?
         }
         "sft_contract_summary_v1" => draw_bars(&bars(
@@ -846,7 +852,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             let mut b = bars(t, "Evaluation runs side by side: resolve rate (Wilson 95% interval)", "resolve rate", &["run"], &[("resolve_rate", "resolve rate")], false)?;
             let (lo, hi) = (r.nums("wilson_low")?, r.nums("wilson_high")?);
             b.intervals = Some(lo.into_iter().zip(hi).collect());
-            b.y_max = Some(1.05);
+            b.y_max = Some(1.0);
             draw_bars(&b)?
         }
         _ => return Ok(None),
