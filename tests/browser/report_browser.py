@@ -9,8 +9,8 @@ and every non-file request aborted, then checks that
   - every chart is an SVG of non-zero size with marks (rectangles beyond the background,
     or lines / circles) that have a non-zero size on screen;
   - clicking a drill-down link scrolls its target into view, and the target lists ids;
-and writes screenshots into SCREENSHOT_DIR: the top of the page, the first chart, and the
-drill-down target. Exits non-zero with a message on the first failure; prints
+and writes screenshots into SCREENSHOT_DIR: the top of the page, the first chart, the first
+section with a chart (stamp, chart, table), and the drill-down target. Exits non-zero with a message on the first failure; prints
 "N passed, 0 failed" at the end.
 """
 
@@ -76,6 +76,10 @@ def main() -> int:
         page.screenshot(path=str(shots / "report-top.png"))
         charts.first.scroll_into_view_if_needed()
         charts.first.screenshot(path=str(shots / "report-chart.png"))
+        # the first section with a chart: title, stamp, chart, table (docs/report-screenshot.png)
+        section = page.locator("section.report", has=page.locator("figure.chart")).first
+        section.scroll_into_view_if_needed()
+        section.screenshot(path=str(shots / "report-section.png"))
 
         link = page.locator("a.drill").first
         assert link.count() == 1, "no drill-down link"
