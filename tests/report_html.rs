@@ -23,14 +23,30 @@ fn demo(tag: &str) -> PathBuf {
     dir
 }
 
-/// The tags `selector` matches in `dom` (tl's query selectors: tag, class, id, attribute,
-/// descendant).
+/// The tags `selector` matches in `dom`: simple selectors (tag, class, id, attribute)
+/// separated by spaces for descendants, each step applied under the tags of the last
+/// (tl's own descendant combinator is not used), without duplicates, in document order.
 fn all<'a>(dom: &'a tl::VDom<'a>, selector: &str) -> Vec<&'a tl::HTMLTag<'a>> {
     let parser = dom.parser();
-    dom.query_selector(selector)
-        .unwrap_or_else(|| panic!("bad selector {selector}"))
+    let mut steps = selector.split_whitespace();
+    let first = steps.next().expect("a selector");
+    let mut found: Vec<&tl::HTMLTag> = dom
+        .query_selector(first)
+        .unwrap_or_else(|| panic!("bad selector {first}"))
         .filter_map(|h| h.get(parser).and_then(|n| n.as_tag()))
-        .collect()
+        .collect();
+    for step in steps {
+        let mut next: Vec<&tl::HTMLTag> = Vec::new();
+        for tag in &found {
+            for t in under(dom, tag, step) {
+                if !next.iter().any(|x| std::ptr::eq(*x, t)) {
+                    next.push(t);
+                }
+            }
+        }
+        found = next;
+    }
+    found
 }
 
 /// The same, under `tag`.
@@ -212,5 +228,58 @@ fn report_html_of_one_report_and_its_usage_errors() {
     let run = bin().args(["--db", db.to_str().unwrap(), "report", "removals", "--format", "html"]).output().unwrap();
     assert_eq!(run.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&run.stderr).contains("--out FILE"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Failed contract counts link to the failing view ids (sft_contract_failures_v1), and
+/// each failing view gets an entry in the loss-mask section (the call site of the mask
+/// viewer), on `data-samples/sft/views.jsonl`, whose bad views each break one rule.
+#[test]
+fn contract_failure_counts_link_to_the_failing_view_ids() {
+    let dir = std::env::temp_dir().join(format!("sphragis-html-contract-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("c.duckdb");
+    let views = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/views.jsonl");
+    let run = bin().args(["--db", db.to_str().unwrap(), "-q", "load", "views"]).arg(&views).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let out = dir.join("contract.html");
+    let run = bin().args(["--db", db.to_str().unwrap(), "report", "contract", "--format", "html", "--out"]).arg(&out).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    let dom = tl::parse(&text, tl::ParserOptions::default()).unwrap();
+    let conn = sphragis::db::open_read_only(&db).unwrap();
+    // every (pool, check) with failures: its count links to exactly its failing view ids
+    let mut stmt = conn
+        .prepare("select pool, check_name, failed from sft_contract_summary_v1 where failed > 0 order by all")
+        .unwrap();
+    let failed: Vec<(String, String, i64)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().collect::<Result<_, _>>().unwrap();
+    assert!(failed.len() >= 3, "{failed:?}");
+    let links = all(&dom, "a.drill");
+    assert_eq!(links.len(), failed.len());
+    for a in links {
+        let target = attr(a, "href").unwrap()[1..].to_string();
+        let group = dom.get_element_by_id(target.as_str()).and_then(|h| h.get(dom.parser())).and_then(|n| n.as_tag()).unwrap();
+        let head = inner_text(&dom, under(&dom, group, "h4")[0]);
+        let (pool, check, n) = failed
+            .iter()
+            .find(|(p, c, _)| head.starts_with(&format!("pool = {p}, check_name = {c} ")))
+            .unwrap_or_else(|| panic!("{head}"));
+        assert_eq!(inner_text(&dom, a).trim(), n.to_string());
+        let listed: BTreeSet<String> = under(&dom, group, "li").iter().map(|li| inner_text(&dom, li)).collect();
+        let expected: BTreeSet<String> = strings(
+            &conn,
+            &format!("select view_id from sft_contract_failures_v1 where pool = '{pool}' and check_name = '{check}'"),
+        )
+        .into_iter()
+        .collect();
+        assert_eq!(listed, expected, "{pool} {check}");
+    }
+    // one loss-mask entry per failing view, each naming it
+    let failing: BTreeSet<String> = strings(&conn, "select distinct view_id from sft_contract_failures_v1").into_iter().collect();
+    let entries: BTreeSet<String> =
+        all(&dom, "#loss-masks div.mask h3 code").iter().map(|c| inner_text(&dom, c)).collect();
+    assert_eq!(entries, failing);
     let _ = std::fs::remove_dir_all(&dir);
 }
