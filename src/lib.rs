@@ -22,7 +22,7 @@
 //! trajectories ─adapters──▶ sft_messages / tool calls / commands (heuristic verdicts stored)
 //! views build ─template────▶ view JSONL ─load views─▶ sft_views (lists) + spans + supervised runs
 //!                                       (--tokenizer) ─▶ + segments of each span (sft_view_segments)
-//! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON
+//! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON/HTML
 //! ```
 //!
 //! # Code map
@@ -48,7 +48,9 @@
 //!   ([`review::diff`]).
 //! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
 //!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
-//!   SHA-256, arguments, filter and the exact query.
+//!   SHA-256, arguments, filter and the exact query; [`report::html`] writes them all as
+//!   one offline HTML file (same stamps, `plotters` SVG charts, drill-downs from counts to
+//!   ids through stamped views; `tests/report_html.rs`).
 //! - [`shell`]: the shell lexer and the git-history rule over shell command lines (pure
 //!   functions; the SFT readers and [`rules::udf`] both use it, neither depends on the other).
 //! - [`sft`]: the SFT corpus — the message schema ([`sft::schema`]), one file per

@@ -3,8 +3,8 @@
 //! (all rules, reconciled against v2), split v3 into the registered windows and halves,
 //! freeze it (criteria and manifests into `<demo-db>.frozen/`; the sealed window's content
 //! in `<demo-db>.sealed.duckdb`), check it with
-//! `verify --reproduce`, load the SFT audit samples (`data-samples/sft/audit/`), and print
-//! every report.
+//! `verify --reproduce`, load the SFT audit samples (`data-samples/sft/audit/`), print
+//! every report, and write the HTML report `<demo-db>.html` (e.g. `sphragis-demo.html`).
 
 use super::{CliError, FormatArg, Ui};
 use crate::ingest::LoadOutcome;
@@ -149,8 +149,14 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     say(format!("loaded the SFT audit samples from {}", display(&audit)));
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", db.display()));
+    // the HTML report beside the database: <db without extension>.html
+    let html = db.with_extension("html");
+    let html_context = report::ExportContext::of(&conn, &db, serde_json::json!({"report": "all"}))?;
+    let page = report::html::render_html(&conn, &tables, None, &html_context, &Default::default())?;
+    std::fs::write(&html, page).map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", html.display()))?;
+    say(format!("HTML report: {}", html.display()));
     let context = match &args.out {
-        Some(_) => report::ExportContext::of(&conn, &db, serde_json::json!({"report": "all"}))?,
+        Some(_) => html_context,
         None => report::ExportContext::default(),
     };
     super::report::print_or_write(&tables, args.format.with(args.csv)?, args.out.as_deref(), &context)

@@ -63,8 +63,9 @@ pub enum Command {
     /// with --reports the figures of each report view that changed, old and new; stamped with
     /// the table macro version_diff_at_v1 / example_moves_at_v1 / report_diff_at_v1 and its arguments.
     Diff(diff::Args),
-    /// Print or export report views (table, CSV, JSON), each stamped with the view or table
-    /// macro, arguments and query that produced its rows.
+    /// Print or export report views (table, CSV, JSON, or one offline HTML file with charts
+    /// and drill-downs), each stamped with the view or table macro, arguments and query that
+    /// produced its rows.
     Report(report::Args),
     /// List the versioned SQL views with their SHA-256; `views build` renders SFT views.
     Views(views::Args),
@@ -77,7 +78,8 @@ pub enum Command {
     /// each view's SQL for DuckDB and Spark); sealed-window rows only with --include-sealed.
     Export(export::Args),
     /// Build a database (default sphragis-demo.duckdb, replaced) from the bundled samples,
-    /// refine, split, freeze and verify it, and print every report.
+    /// refine, split, freeze and verify it, print every report, and write the HTML report
+    /// beside it (sphragis-demo.html).
     Demo(demo::Args),
 }
 

@@ -12,13 +12,18 @@ pub struct Args {
     /// Keep only rows of this corpus version.
     #[arg(long = "version", value_name = "NAME")]
     pub version: Option<String>,
-    /// Output format.
+    /// Output format. `html` writes one self-contained offline HTML file (needs --out FILE):
+    /// a header with the database, its inputs and the code version, then per report its
+    /// stamp (view or macro, SHA-256, corpus version, arguments), a chart where one helps and
+    /// the table, with counts linked to the ids behind them (drill-downs, themselves stamped
+    /// views; sealed-window ids never listed).
     #[arg(long, value_enum, default_value = "table")]
-    pub format: FormatArg,
+    pub format: ReportFormat,
     #[command(flatten)]
     pub csv: super::CsvArgs,
     /// Write one file per view or macro (`<name>.<ext>`) and a manifest.json (database,
-    /// inputs, code version, options, each file's query and rows) here instead of printing.
+    /// inputs, code version, options, each file's query and rows) here instead of printing;
+    /// with --format html, the HTML file to write.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// weights: recovery weights to project, e.g. `0.5,3` (each a finite number >= 0),
@@ -42,6 +47,15 @@ pub struct Args {
     /// tokens, left the last N) [default: right].
     #[arg(long, value_enum)]
     pub side: Option<SideArg>,
+}
+
+/// Output format of `report`: the shared formats plus `html`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    Table,
+    Csv,
+    Json,
+    Html,
 }
 
 /// The side truncation cuts.
@@ -79,7 +93,14 @@ fn report_list() -> String {
 }
 
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
-    let format = args.format.with(args.csv)?;
+    let format = match args.format {
+        ReportFormat::Table => FormatArg::Table.with(args.csv)?,
+        ReportFormat::Csv => FormatArg::Csv.with(args.csv)?,
+        ReportFormat::Json | ReportFormat::Html => FormatArg::Json.with(args.csv)?,
+    };
+    if args.format == ReportFormat::Html && args.out.is_none() {
+        return Err(CliError { error: anyhow::anyhow!("--format html needs --out FILE (the HTML file to write)"), exit_code: 2 });
+    }
     let conn = crate::db::open_read_only(db)?;
     let chosen: Vec<&Report> = if args.name == "all" {
         REPORTS.iter().collect()
@@ -146,7 +167,26 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         Some(_) => report::ExportContext::of(&conn, db, options)?,
         None => report::ExportContext::default(),
     };
+    if let (ReportFormat::Html, Some(out)) = (args.format, &args.out) {
+        write_html(&conn, &tables, args.version.as_deref(), &context, out)?;
+        return Ok(());
+    }
     print_or_write(&tables, format, args.out.as_deref(), &context)
+}
+
+/// Writes the HTML report of `tables` to `out` (see [`report::html::render_html`]) and
+/// says so on stdout.
+pub fn write_html(
+    conn: &duckdb::Connection,
+    tables: &[report::ReportTable],
+    version: Option<&str>,
+    context: &report::ExportContext,
+    out: &Path,
+) -> Result<(), CliError> {
+    let page = report::html::render_html(conn, tables, version, context, &Default::default())?;
+    std::fs::write(out, page).map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", out.display()))?;
+    super::outln!("wrote {}", out.display())?;
+    Ok(())
 }
 
 /// Prints the tables (CSV on stdout gets its stamp on stderr, so stdout stays clean CSV)

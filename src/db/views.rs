@@ -82,6 +82,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/review/reconciliation_v1.sql"),
     view!("sql/review/suggested_edit_share_by_half_v1.sql"),
     view!("sql/review/label_audit_v1.sql"),
+    view!("sql/review/refine_removed_examples_v1.sql"),
     view!("sql/splits/split_counts_v1.sql"),
     view!("sql/splits/half_suffix_mix_v1.sql"),
     view!("sql/splits/split_criteria_v1.sql"),

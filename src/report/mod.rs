@@ -8,6 +8,8 @@
 //! names SQL that did not produce the rows. The library renders to strings and files; it
 //! never prints.
 
+pub mod html;
+
 use crate::db::views::{self, SqlKind};
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
