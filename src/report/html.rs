@@ -195,7 +195,7 @@ pub fn render_html(
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { "sphragis report — " (context.database) }
-                style { (PreEscaped(CSS)) }
+                style { (PreEscaped(CSS)) (PreEscaped(crate::show::MASK_CSS)) }
             }
             body {
                 header id="top" {
@@ -369,18 +369,13 @@ fn mask_section(conn: &Connection, views: &[String], opts: &HtmlOptions) -> Resu
     })
 }
 
-/// The loss-mask fragment of one SFT view.
-///
-/// MASK VIEWER CALL SITE (issue 13): engineer h13m writes `src/show/` with
-/// `pub fn mask_view_html(conn: &duckdb::Connection, view_id: &str, opts: &MaskOptions) -> anyhow::Result<String>`.
-/// At merge, replace the body by
-/// `Ok(PreEscaped(crate::show::mask_view_html(conn, view_id, &Default::default())?))`.
-/// Until then the section names the command that shows the view.
-fn mask_fragment(_conn: &Connection, view_id: &str) -> Result<Markup> {
-    Ok(html! {
-        p.mask-pending { "Loss-mask viewer not built into this report yet; see it with "
-            code { "sphragis show view " (view_id) " --format html" } "." }
-    })
+/// The loss-mask fragment of one SFT view, from the loss-mask viewer
+/// ([`crate::show::mask_view_html`]): token ids coloured by mask with message spans and
+/// the first offending position highlighted (the report has no tokenizer file to decode
+/// with; `sphragis show view ID --tokenizer FILE` shows the text).
+fn mask_fragment(conn: &Connection, view_id: &str) -> Result<Markup> {
+    let opts = crate::show::MaskOptions { tokenizer: None, ids_when_no_tokenizer: true };
+    Ok(PreEscaped(crate::show::mask_view_html(conn, view_id, &opts)?))
 }
 
 fn cell_text(cell: &Cell) -> String {
