@@ -702,7 +702,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             b.y_max = Some(1.0);
             draw_bars(&b)?
         }
-        "fence_agreement_v1" => draw_bars(&bars(
+        "fence_agreement_v1" | "fence_agreement_v2" => draw_bars(&bars(
             t,
             "Fence selectors: strict rule vs Gerrit substring vs loose pattern",
             "examples selected",
@@ -809,7 +809,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             b.y_max = Some(1.0);
             draw_bars(&b)?
         }
-        "sft_thinking_v1" => draw_bars(&bars(
+        "sft_thinking_v1" | "sft_thinking_v2" => draw_bars(&bars(
             t,
             "Thinking bodies: re-tokenized length per source",
             "tokens",
