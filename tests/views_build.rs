@@ -115,3 +115,38 @@ fn views_build_stops_at_a_failing_trajectory_and_writes_nothing() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert_eq!(lines(&s.dir.join("out.jsonl")).len(), 2);
 }
+
+#[test]
+fn generation_ending_in_untokenized_whitespace_stays_inside_its_message() {
+    // The sample tokenizer (WordLevel, Whitespace pre-tokenizer) covers no whitespace, so
+    // each generation range of the ChatML template ends on a character no token covers.
+    // Hugging Face's return_assistant_tokens_mask then supervises to the END of the
+    // sequence (every later user message trained): views built this way failed the
+    // contract's supervised_in_kept_assistant at the first user message after an
+    // assistant turn, and `views build` said nothing.
+    let s = loaded("hf-fallthrough");
+    let out = build(&s, &sft().join("chatml_training.jinja"), "v.jsonl", &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("warning: 9 generation ranges in 3 views end (or start) on characters no token covers"), "{stderr}");
+    for view in lines(&s.dir.join("v.jsonl")) {
+        let mask: Vec<u64> = view["loss_mask"].as_array().unwrap().iter().map(|m| m.as_u64().unwrap()).collect();
+        let spans = view["message_spans"].as_array().unwrap();
+        // every supervised position lies inside an assistant message, and every assistant
+        // message has some
+        for (t, _) in mask.iter().enumerate().filter(|(_, m)| **m == 1) {
+            let span = spans.iter().find(|s| s["start"].as_u64().unwrap() as usize <= t && t < s["end"].as_u64().unwrap() as usize);
+            assert_eq!(span.map(|s| s["role"].as_str().unwrap()), Some("assistant"), "{} position {t}", view["view_id"]);
+        }
+        for s in spans.iter().filter(|s| s["role"] == "assistant") {
+            let (a, b) = (s["start"].as_u64().unwrap() as usize, s["end"].as_u64().unwrap() as usize);
+            assert!(mask[a..b].contains(&1), "{} message {}", view["view_id"], s["index"]);
+        }
+        assert_eq!(view["origin"]["mask_rule"]["generation_ranges"], serde_json::json!([0, 1, 2]), "{}", view["view_id"]);
+    }
+    // loaded, they pass the contract
+    let tokenizer = sft().join("tokenizer.json");
+    s.ok(&["load", "views", "v.jsonl", "--tokenizer", tokenizer.to_str().unwrap()]);
+    let failures = s.ok(&["sql", "select count(*) from sft_contract_failures_v1", "--format", "csv", "--csv-raw"]);
+    assert_eq!(failures.lines().nth(1), Some("0"), "{failures}");
+}

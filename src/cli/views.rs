@@ -154,6 +154,17 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     built.unsupervised.join(", ")
                 );
             }
+            if !built.hf_fallthrough.is_empty() {
+                let ranges: usize = built.hf_fallthrough.iter().map(|(_, n)| n).sum();
+                eprintln!(
+                    "warning: {ranges} generation ranges in {} views end (or start) on characters no token covers; Hugging \
+                     Face's return_assistant_tokens_mask would supervise such a range to the end of the sequence (or stop \
+                     supervising), training on what the template did not mark. Their tokens were marked by overlap with the \
+                     range instead, recorded in each view's origin.mask_rule: {}",
+                    built.hf_fallthrough.len(),
+                    built.hf_fallthrough.iter().map(|(i, n)| format!("{i} ({n})")).collect::<Vec<_>>().join(", ")
+                );
+            }
             if !built.source_untrained.is_empty() {
                 let messages: usize = built.source_untrained.iter().map(|(_, m)| m.len()).sum();
                 eprintln!(

@@ -329,6 +329,7 @@ pub fn build(
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(instances.len().max(1));
     let empty = std::sync::Mutex::new(Vec::<String>::new());
     let skipped = std::sync::Mutex::new(Vec::<(String, Vec<i64>)>::new());
+    let fallthrough = std::sync::Mutex::new(Vec::<(String, usize)>::new());
     let stop = std::sync::atomic::AtomicBool::new(false);
     let render_one = |(instance_id, family, path, sha256, messages, tools, untrained): Trajectory| -> Result<Vec<u8>> {
         let view = render_view(template, tokenizer, &messages, tools.as_ref())
@@ -368,6 +369,20 @@ pub fn build(
                 );
             }
         }
+        // Defence in depth (the contract's supervised_in_kept_assistant, at build time): a
+        // supervised token outside every kept assistant message is never written.
+        let in_kept = |t: usize| view.message_spans.iter().any(|s| keep.contains(&(s.index as i64)) && s.start <= t && t < s.end);
+        if let Some(t) = (0..mask.len()).find(|&t| mask[t] == 1 && !in_kept(t)) {
+            let inside = view.message_spans.iter().find(|s| s.start <= t && t < s.end);
+            bail!(
+                "{instance_id}: supervised token {t} lies outside every kept assistant message ({}); the template's \
+                 generation marks and the tokenizer's offsets disagree, so nothing is written",
+                inside.map(|s| format!("it is in message {} ({})", s.index, s.role)).unwrap_or_else(|| "it is in no message".into())
+            );
+        }
+        if !view.hf_fallthrough.is_empty() {
+            fallthrough.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.push((instance_id.clone(), view.hf_fallthrough.len()));
+        }
         let supervised = mask.iter().filter(|m| **m == 1).count();
         let spans: Vec<Value> = view
             .message_spans
@@ -395,6 +410,9 @@ pub fn build(
                 "template_sha256": options.template_sha256,
                 "template_source": options.template_origin,
                 "tokenizer_sha256": options.tokenizer_sha256,
+                "mask_rule": if view.hf_fallthrough.is_empty() { json!("hf") } else {
+                    json!({ "rule": "hf, overlap where HF leaves the generation range", "generation_ranges": view.hf_fallthrough })
+                },
             },
         }))?;
         line.push(b'\n');
@@ -473,7 +491,9 @@ pub fn build(
     empty.sort();
     let mut source_untrained = skipped.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
     source_untrained.sort();
-    Ok(Built { written, unsupervised: empty, source_untrained })
+    let mut hf_fallthrough = fallthrough.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
+    hf_fallthrough.sort();
+    Ok(Built { written, unsupervised: empty, source_untrained, hf_fallthrough })
 }
 
 /// What [`build`] wrote.
@@ -486,6 +506,11 @@ pub struct Built {
     /// Assistant messages the policy would have kept but the source marks as not trained
     /// (skipped under [`SourceFlags::Respect`]), per instance, by message index.
     pub source_untrained: Vec<(String, Vec<i64>)>,
+    /// Instances with generation ranges where Hugging Face's
+    /// `return_assistant_tokens_mask` would supervise past the range (to the end of the
+    /// sequence) or stop supervising, with the count of such ranges: their tokens were
+    /// marked by overlap instead, recorded in each view's `origin.mask_rule`.
+    pub hf_fallthrough: Vec<(String, usize)>,
 }
 
 #[cfg(test)]

@@ -147,8 +147,23 @@ impl<'a> SpanTokens<'a> {
 }
 
 /// HF's mask construction from generation character ranges and per-token
-/// character offsets (see module doc).
-pub(super) fn assistant_mask(offsets: &[(usize, usize)], n_chars: usize, spans: &[(usize, usize)]) -> Vec<u8> {
+/// character offsets (see module doc), with its two fall-throughs closed.
+///
+/// Hugging Face (`apply_chat_template(..., return_assistant_tokens_mask=True)`) maps a
+/// generation range's first character and last character to tokens with
+/// `char_to_token`; when the last character is covered by no token (whitespace a
+/// `Whitespace`/`WordLevel` pre-tokenizer drops, or an end token of 0) it marks every
+/// token to the END of the sequence, and when the first character is covered by none
+/// it stops marking altogether (later generations stay unsupervised). Both train on
+/// what the template did not mark. Where both characters map to tokens this function
+/// gives HF's mask exactly; for a range where either does not, it marks the tokens that
+/// overlap the range (character offsets `s < end` and `e > start`) instead, and returns
+/// that range's index in the second list, so `views build` can say so and record it.
+pub(super) fn assistant_mask(
+    offsets: &[(usize, usize)],
+    n_chars: usize,
+    spans: &[(usize, usize)],
+) -> (Vec<u8>, Vec<usize>) {
     // char_to_token: first token whose offsets contain the char.
     let mut char_to_token: Vec<Option<usize>> = vec![None; n_chars];
     for (t, &(s, e)) in offsets.iter().enumerate() {
@@ -166,20 +181,31 @@ pub(super) fn assistant_mask(offsets: &[(usize, usize)], n_chars: usize, spans: 
     };
     let n = offsets.len();
     let mut mask = vec![0u8; n];
-    for &(start_char, end_char) in spans {
-        let Some(start) = lookup(start_char as isize) else {
-            break;
+    let mut fallthrough = Vec::new();
+    for (i, &(start_char, end_char)) in spans.iter().enumerate() {
+        let hf = match (lookup(start_char as isize), lookup(end_char as isize - 1)) {
+            (Some(start), Some(end)) if end != 0 => Some((start, end + 1)),
+            _ => None,
         };
-        let end = match lookup(end_char as isize - 1) {
-            Some(e) if e != 0 => e + 1,
-            _ => n,
-        };
-        for m in mask.iter_mut().take(end).skip(start) {
-            *m = 1;
+        match hf {
+            Some((start, end)) => {
+                for m in mask.iter_mut().take(end).skip(start) {
+                    *m = 1;
+                }
+            }
+            None => {
+                fallthrough.push(i);
+                for (m, &(s, e)) in mask.iter_mut().zip(offsets) {
+                    if s < end_char && e > start_char && e > s {
+                        *m = 1;
+                    }
+                }
+            }
         }
     }
-    mask
+    (mask, fallthrough)
 }
+
 /// Length of the longest common prefix of two token sequences.
 pub(super) fn common_prefix_len(a: &[u32], b: &[u32]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
@@ -234,6 +260,23 @@ mod tests {
             }
         }
         (prefixes, commons)
+    }
+
+    #[test]
+    fn mask_falls_through_nowhere_when_a_range_ends_on_uncovered_whitespace() {
+        // tokens "a" (chars 0..1), "b" (2..3), "c" (4..5), "d" (6..7): the spaces between
+        // them belong to no token. A generation over chars 2..4 ("b ") ends on an
+        // uncovered space: HF would mark tokens 1..end (b, c, d); the overlap rule marks b.
+        let offsets = [(0, 1), (2, 3), (4, 5), (6, 7)];
+        let (mask, fallthrough) = assistant_mask(&offsets, 7, &[(2, 4)]);
+        assert_eq!((mask, fallthrough), (vec![0, 1, 0, 0], vec![0]));
+        // a range starting on an uncovered space (" c", chars 3..5): HF stops marking
+        // (this and every later range); overlap marks c, and the later range is kept
+        let (mask, fallthrough) = assistant_mask(&offsets, 7, &[(3, 5), (6, 7)]);
+        assert_eq!((mask, fallthrough), (vec![0, 0, 1, 1], vec![0]));
+        // both ends covered: HF's rule exactly, nothing reported
+        let (mask, fallthrough) = assistant_mask(&offsets, 7, &[(2, 5)]);
+        assert_eq!((mask, fallthrough), (vec![0, 1, 1, 0], vec![]));
     }
 
     #[test]

@@ -23,6 +23,11 @@ pub struct RenderedView {
     /// 1 where the token is assistant output (trained on), else 0.
     pub assistant_mask: Vec<u8>,
     pub message_spans: Vec<MessageSpan>,
+    /// Generation ranges (0-based, in rendering order) where Hugging Face's mask would
+    /// leave the range (supervise to the end of the sequence, or stop supervising): their
+    /// tokens are marked by overlap instead (see `mask::assistant_mask`). Empty when the
+    /// mask is HF's exactly.
+    pub hf_fallthrough: Vec<usize>,
 }
 
 impl RenderedView {
@@ -69,7 +74,7 @@ pub fn render_view(
     let spans_from = SpanTokens::new(tokenizer, &full.text, &input_ids, enc.get_offsets());
     let char_offsets = spans_from.char_offsets();
     let n_chars = spans_from.char_bytes.len() - 1;
-    let assistant_mask = assistant_mask(&char_offsets, n_chars, &full.generation_char_spans);
+    let (assistant_mask, hf_fallthrough) = assistant_mask(&char_offsets, n_chars, &full.generation_char_spans);
 
     let role_of = |m: &serde_json::Value| -> String {
         m.get("role")
@@ -149,6 +154,7 @@ pub fn render_view(
         input_ids,
         assistant_mask,
         message_spans,
+        hf_fallthrough,
     })
 }
 /// The error for a template whose rendering of `messages[..=k]` is not the start of
