@@ -153,7 +153,10 @@ fn bad_inputs_name_file_line_field_and_change_nothing() {
     let out = s.run(&["load", "tufano2021", csv.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("t.csv:3:"), "{}", String::from_utf8_lossy(&out.stderr));
-    let orgs = s.file("orgs.json", br#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "2020-01-01", "end": "2019-01-01"}]}}}"#);
+    let orgs = s.file(
+        "orgs.json",
+        br#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "2020-01-01", "end": "2019-01-01"}]}}}"#,
+    );
     let out = s.run(&["load", "orgs", orgs.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("field `orgs.qt.windows[0].end`"));
@@ -161,7 +164,11 @@ fn bad_inputs_name_file_line_field_and_change_nothing() {
     // a directory, and a missing file
     let out = s.run(&["load", "examples", "."]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains(": not a regular file"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(": not a regular file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let out = s.run(&["load", "examples", "no-such-file.jsonl"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-file.jsonl: cannot open"));
@@ -222,7 +229,10 @@ fn usage_errors_exit_2_and_frozen_versions_refuse_refine() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     // no orgs file: jenkins-bot is no service account, so wikimedia keeps wm-901400 too
     // (12 built - 1 rebase - 4 suggested - 1 applied fix = 6); qt keeps 3 (tests/review_samples.rs)
-    assert!(stderr.contains("qt (3 kept examples, no split computed), wikimedia (6 kept examples, no split computed)"), "{stderr}");
+    assert!(
+        stderr.contains("qt (3 kept examples, no split computed), wikimedia (6 kept examples, no split computed)"),
+        "{stderr}"
+    );
     let said = s.ok(&["freeze", "--version", "v1", "--allow-partial"]);
     assert_eq!(said.lines().count(), 1, "one status line: {said}");
     assert!(said.contains("left out: qt (3 kept examples, no split computed), wikimedia (6 kept"), "{said}");
@@ -241,7 +251,18 @@ fn option_values_are_validated_by_clap_as_usage_errors() {
     // a bad value exits 2 and names the accepted forms, and no database file appears
     let s = Scratch::new("option-values");
     let tokenizer = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/tokenizer.json");
-    let policy = s.run(&["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--pool", "A", "--out", "v.jsonl", "--policy", "window:5-2"]);
+    let policy = s.run(&[
+        "views",
+        "build",
+        "--tokenizer",
+        tokenizer.to_str().unwrap(),
+        "--pool",
+        "A",
+        "--out",
+        "v.jsonl",
+        "--policy",
+        "window:5-2",
+    ]);
     let stderr = String::from_utf8_lossy(&policy.stderr);
     assert_eq!(policy.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("invalid value 'window:5-2' for '--policy <POLICY>'"), "{stderr}");
@@ -338,7 +359,8 @@ fn sealed_split_needs_unseal_and_verify_exits_3_on_a_changed_input() {
     let out = s.run(&["examples", "--version", "v3", "--org", "openstack", "--split", "test"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("opens only with --unseal"));
-    let shown = s.ok(&["examples", "--version", "v3", "--org", "openstack", "--split", "test", "--unseal", "--format", "csv"]);
+    let shown =
+        s.ok(&["examples", "--version", "v3", "--org", "openstack", "--split", "test", "--unseal", "--format", "csv"]);
     assert!(shown.contains("os-835000-t1") && shown.contains("VERSION = '2.8'"), "{shown}");
     let log = s.ok(&["sql", "select count(*) as n from sph_log where command = 'unseal'", "--format", "csv"]);
     assert_eq!(log, "n\r\n1\r\n");
@@ -410,7 +432,8 @@ fn demo_builds_and_prints_every_report() {
     }
     assert!(s.dir.join("sphragis-demo.duckdb").is_file());
     // From a directory without data-samples/, the embedded copies are used.
-    let out = Command::new(env!("CARGO_BIN_EXE_sphragis")).args(["demo", "--quiet"]).current_dir(&s.dir).output().unwrap();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_sphragis")).args(["demo", "--quiet"]).current_dir(&s.dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.dir.join("sphragis-demo.duckdb.samples/review/examples.jsonl").is_file());
 }
@@ -491,7 +514,16 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
     let sample = std::fs::read_to_string(sft.join("chatml_training.jinja")).unwrap();
     let out = s.dir.join("a.jsonl");
     let build = |template: Option<&Path>| {
-        let mut args = vec!["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--pool", "A", "--out", out.to_str().unwrap()];
+        let mut args = vec![
+            "views",
+            "build",
+            "--tokenizer",
+            tokenizer.to_str().unwrap(),
+            "--pool",
+            "A",
+            "--out",
+            out.to_str().unwrap(),
+        ];
         if let Some(t) = template {
             args.extend(["--template", t.to_str().unwrap()]);
         }
@@ -505,7 +537,10 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
         assert!(!s.dir.join("a.jsonl.partial").exists());
     };
     // no template anywhere
-    refused(build(None), "no chat template: pass --template FILE, or keep the tokenizer's chat_template.jinja or tokenizer_config.json");
+    refused(
+        build(None),
+        "no chat template: pass --template FILE, or keep the tokenizer's chat_template.jinja or tokenizer_config.json",
+    );
     // --template FILE
     let file = s.file("sample.jinja", sample.as_bytes());
     let stdout = String::from_utf8(build(Some(&file)).stdout).unwrap();
@@ -518,7 +553,8 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
     // Hugging Face layout: tokenizer_config.json's chat_template beside the tokenizer gives
     // the same views, the same template SHA-256
     let config = tok_dir.join("tokenizer_config.json");
-    std::fs::write(&config, serde_json::json!({"chat_template": &sample, "eos_token": "<|im_end|>"}).to_string()).unwrap();
+    std::fs::write(&config, serde_json::json!({"chat_template": &sample, "eos_token": "<|im_end|>"}).to_string())
+        .unwrap();
     assert!(build(None).status.success());
     let beside: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(beside["origin"]["template_sha256"], from_file);
@@ -541,8 +577,10 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
     let later_only = s.file("later-only.jinja", later_only.as_bytes());
     refused(build(Some(&later_only)), "demo__env-1: the template marks none of assistant message 2 (tokens");
     // the thinking block of earlier turns dropped (the stock Qwen3 logic): not prefix-preserving
-    let drops = sample.replace("{{- '<think>\\n' + (m.reasoning_content or '') + '\\n</think>\\n\\n' + (m.content or '') }}",
-        "{%- if loop.last %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{{- m.content }}");
+    let drops = sample.replace(
+        "{{- '<think>\\n' + (m.reasoning_content or '') + '\\n</think>\\n\\n' + (m.content or '') }}",
+        "{%- if loop.last %}{{- '<think>\\n\\n</think>\\n\\n' }}{%- endif %}{{- m.content }}",
+    );
     assert_ne!(drops, sample);
     let drops = s.file("drops.jinja", drops.as_bytes());
     refused(build(Some(&drops)), "the chat template is not prefix-preserving: the rendering of messages[..=2]");
@@ -618,8 +656,16 @@ fn views_build_respects_messages_the_source_marks_untrained() {
     let out = s.dir.join("v.jsonl");
     let build = |extra: &[&str]| {
         let mut args = vec![
-            "views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template", template.to_str().unwrap(),
-            "--pool", "A", "--out", out.to_str().unwrap(),
+            "views",
+            "build",
+            "--tokenizer",
+            tokenizer.to_str().unwrap(),
+            "--template",
+            template.to_str().unwrap(),
+            "--pool",
+            "A",
+            "--out",
+            out.to_str().unwrap(),
         ];
         args.extend(extra);
         s.run(&args)
@@ -629,7 +675,10 @@ fn views_build_respects_messages_the_source_marks_untrained() {
     let all = build(&["--policy", "all"]);
     let stderr = String::from_utf8_lossy(&all.stderr);
     assert!(all.status.success(), "{stderr}");
-    assert!(stderr.contains("1 assistant messages in 1 trajectories are marked not trained by their source"), "{stderr}");
+    assert!(
+        stderr.contains("1 assistant messages in 1 trajectories are marked not trained by their source"),
+        "{stderr}"
+    );
     assert!(stderr.contains("chat:0 [2]"), "{stderr}");
     let v = view();
     assert_eq!(v["keep_msgs"], serde_json::json!([4]));
@@ -660,8 +709,16 @@ fn views_build_on_a_database_without_trajectories_is_an_error_with_a_full_hint()
     let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/chatml_training.jinja");
     let out = s.dir.join("v.jsonl");
     let args = [
-        "views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template", template.to_str().unwrap(),
-        "--pool", "A", "--out", out.to_str().unwrap(),
+        "views",
+        "build",
+        "--tokenizer",
+        tokenizer.to_str().unwrap(),
+        "--template",
+        template.to_str().unwrap(),
+        "--pool",
+        "A",
+        "--out",
+        out.to_str().unwrap(),
     ];
     let empty = s.run(&args);
     let stderr = String::from_utf8_lossy(&empty.stderr);
@@ -669,7 +726,11 @@ fn views_build_on_a_database_without_trajectories_is_an_error_with_a_full_hint()
     let db = s.db();
     assert!(stderr.contains("no trajectories are loaded, so there is nothing to render"), "{stderr}");
     assert!(
-        stderr.contains(&format!("sphragis --db {} load trajectories FILES... --tokenizer {}", db.display(), tokenizer.display())),
+        stderr.contains(&format!(
+            "sphragis --db {} load trajectories FILES... --tokenizer {}",
+            db.display(),
+            tokenizer.display()
+        )),
         "{stderr}"
     );
     assert!(!out.exists());

@@ -267,7 +267,8 @@ fn two_loads_at_once_one_waits_with_a_clear_message() {
     std::fs::copy(samples().join("review/labels.jsonl"), s.dir.join("labels.jsonl")).unwrap();
     replicated_examples(&s.dir.join("big.jsonl"), 600);
     s.ok(&["load", "orgs", "orgs.json"]);
-    let mut load = s.command(&["load", "examples", "big.jsonl"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut load =
+        s.command(&["load", "examples", "big.jsonl"]).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = load.id();
     // wait until the load holds the file (its write-ahead log appears)
     let wal = s.dir.join("t.duckdb.wal");
@@ -288,7 +289,10 @@ fn two_loads_at_once_one_waits_with_a_clear_message() {
     }
     assert_eq!(s.value("select count(*) from review_examples"), "10800");
     // nothing of the refused load
-    assert_eq!(s.value("select count(*) from ingest_log where kind = 'labels'"), if second.status.success() { "1" } else { "0" });
+    assert_eq!(
+        s.value("select count(*) from ingest_log where kind = 'labels'"),
+        if second.status.success() { "1" } else { "0" }
+    );
 }
 
 #[test]
@@ -452,15 +456,27 @@ fn kill_during_views_build_leaves_no_views_file() {
     let s = Scratch::new("views-build");
     let sft = samples().join("sft");
     s.ok(&["load", "trajectories", sft.join("audit/demo__env-1.traj.json").to_str().unwrap()]);
-    let before = s.value("select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from sft_messages))");
+    let before =
+        s.value("select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from sft_messages))");
     let (tokenizer, template) = (sft.join("tokenizer.json"), sft.join("chatml_training.jinja"));
     let args = [
-        "views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template", template.to_str().unwrap(), "--pool",
-        "A", "--out", "v.jsonl",
+        "views",
+        "build",
+        "--tokenizer",
+        tokenizer.to_str().unwrap(),
+        "--template",
+        template.to_str().unwrap(),
+        "--pool",
+        "A",
+        "--out",
+        "v.jsonl",
     ];
     crash_at(&s, "views-build:before-rename", &args);
     assert!(!s.dir.join("v.jsonl").exists(), "a killed build left a views file");
-    assert_eq!(s.value("select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from sft_messages))"), before);
+    assert_eq!(
+        s.value("select concat_ws(' ', (select count(*) from ingest_log), (select count(*) from sft_messages))"),
+        before
+    );
     s.ok(&args);
     let views = std::fs::read_to_string(s.dir.join("v.jsonl")).unwrap();
     assert_eq!(views.lines().count(), 1);

@@ -25,7 +25,9 @@ use std::path::{Path, PathBuf};
 
 /// `$SPHRAGIS_SHARED` (CI) or `../shared` beside the repository.
 fn shared() -> PathBuf {
-    std::env::var_os("SPHRAGIS_SHARED").map(Into::into).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+    std::env::var_os("SPHRAGIS_SHARED")
+        .map(Into::into)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
 }
 
 fn samples() -> PathBuf {
@@ -120,24 +122,36 @@ fn sample_runs_resolved_outcomes_and_finishes_by_hand() {
     );
     // per instance: ft1's c is stated twice and disagrees; the per-instance report counts
     assert_eq!(
-        one(&conn, "select outcome, outcome_basis, outcome_sources, outcome_shapes, sources_agree from eval_instances_v1 \
-                    where run = 'ft1' and instance_id = 'demo__c-3'"),
+        one(
+            &conn,
+            "select outcome, outcome_basis, outcome_sources, outcome_shapes, sources_agree from eval_instances_v1 \
+                    where run = 'ft1' and instance_id = 'demo__c-3'"
+        ),
         ["unresolved", "explicit", "2", "sb-cli-run,swebench-report", "false"]
     );
     assert_eq!(
-        one(&conn, "select outcome, outcome_basis, resolved from eval_instances_v1 where run = 'ft2' and instance_id = 'demo__e-5'"),
+        one(
+            &conn,
+            "select outcome, outcome_basis, resolved from eval_instances_v1 where run = 'ft2' and instance_id = 'demo__e-5'"
+        ),
         ["unresolved", "implied", "false"]
     );
     // a trajectory without an outcome is no outcome, never unresolved
     assert_eq!(
-        one(&conn, "select has_trajectory, coalesce(outcome, '-'), coalesce(resolved::varchar, '-'), finish from eval_instances_v1 \
-                    where run = 'base' and instance_id = 'demo__e-5'"),
+        one(
+            &conn,
+            "select has_trajectory, coalesce(outcome, '-'), coalesce(resolved::varchar, '-'), finish from eval_instances_v1 \
+                    where run = 'base' and instance_id = 'demo__e-5'"
+        ),
         ["true", "-", "-", "natural"]
     );
     // batch history: the last status counts, the history is kept in batch order
     assert_eq!(
-        one(&conn, "select batches, last_exit_status, exit_status_history, rerun_after_retry_error from eval_instances_v1 \
-                    where run = 'ft1' and instance_id = 'demo__d-4'"),
+        one(
+            &conn,
+            "select batches, last_exit_status, exit_status_history, rerun_after_retry_error from eval_instances_v1 \
+                    where run = 'ft1' and instance_id = 'demo__d-4'"
+        ),
         ["2", "LimitsExceeded", "RetryError > LimitsExceeded", "true"]
     );
 }
@@ -145,7 +159,10 @@ fn sample_runs_resolved_outcomes_and_finishes_by_hand() {
 #[test]
 fn sample_runs_symptoms_are_heuristics_k_of_n_by_hand() {
     let conn = sample_db();
-    let got = rows(&conn, "select run, symptom, basis, k, n, coalesce(instances, '-') from eval_symptoms_v1 order by run, symptom");
+    let got = rows(
+        &conn,
+        "select run, symptom, basis, k, n, coalesce(instances, '-') from eval_symptoms_v1 order by run, symptom",
+    );
     let want = [
         "base git_history_query heuristic 1 5 demo__c-3",
         "base long_repetitive_output heuristic 1 5 demo__d-4",
@@ -170,19 +187,33 @@ fn sample_runs_symptoms_are_heuristics_k_of_n_by_hand() {
         "ft2 truncated_at_token_limit heuristic 0 5 -",
     ];
     assert_eq!(got.iter().map(|r| r.join(" ")).collect::<Vec<_>>(), want);
-    assert_eq!(one(&conn, "select rule from eval_symptoms_v1 where run = 'ft2' and symptom = 'runaway_before_edit'"), [
-        ">= 3 assistant turns before any edit"
-    ]);
+    assert_eq!(
+        one(&conn, "select rule from eval_symptoms_v1 where run = 'ft2' and symptom = 'runaway_before_edit'"),
+        [">= 3 assistant turns before any edit"]
+    );
     let (lo, hi) = wilson(0.0, 5.0);
     assert_eq!(lo, 0.0);
     let got = float(&conn, "select wilson_high from eval_symptoms_v1 where run = 'ft1' and symptom = 'no_edit'");
     assert!((got - wilson(2.0, 5.0).1).abs() < 1e-12);
-    let got = float(&conn, "select wilson_low from eval_symptoms_v1 where run = 'ft1' and symptom = 'truncated_at_token_limit'");
+    let got = float(
+        &conn,
+        "select wilson_low from eval_symptoms_v1 where run = 'ft1' and symptom = 'truncated_at_token_limit'",
+    );
     assert!(got == 0.0 && got.is_sign_positive(), "clamped at 0, never below: {got}");
-    assert!((float(&conn, "select wilson_high from eval_symptoms_v1 where run = 'ft1' and symptom = 'truncated_at_token_limit'") - hi).abs() < 1e-12);
+    assert!(
+        (float(
+            &conn,
+            "select wilson_high from eval_symptoms_v1 where run = 'ft1' and symptom = 'truncated_at_token_limit'"
+        ) - hi)
+            .abs()
+            < 1e-12
+    );
     // ft2's late edit: 3 turns before the first edit
     assert_eq!(
-        one(&conn, "select finish, exit_status, turns_before_first_edit, runaway from eval_trajectories where run = 'ft2' and instance_id = 'demo__e-5'"),
+        one(
+            &conn,
+            "select finish, exit_status, turns_before_first_edit, runaway from eval_trajectories where run = 'ft2' and instance_id = 'demo__e-5'"
+        ),
         ["error", "FormatError", "3", "true"]
     );
 }
@@ -227,7 +258,10 @@ fn sample_runs_repeats_and_pass_at_k_by_hand() {
     let conn = sample_db();
     // ft2 and ft2-repeat only: ft2-resumed continues ft2, ft1 has two batches
     assert_eq!(
-        one(&conn, "select model, runs, n_runs, instances, flips, always_resolved, never_resolved from eval_repeats_v1"),
+        one(
+            &conn,
+            "select model, runs, n_runs, instances, flips, always_resolved, never_resolved from eval_repeats_v1"
+        ),
         ["ft-b", "ft2 ft2-repeat", "2", "5", "1", "2", "2"]
     );
     // rates 3/5 and 2/5: mean 0.5, sample sd sqrt((0.1^2 + 0.1^2) / 1) = 0.1414...
@@ -239,7 +273,13 @@ fn sample_runs_repeats_and_pass_at_k_by_hand() {
             .iter()
             .map(|r| r.join(" "))
             .collect::<Vec<_>>(),
-        ["demo__a-1 2 2 false", "demo__b-2 2 1 true", "demo__c-3 2 0 false", "demo__d-4 2 2 false", "demo__e-5 2 0 false"]
+        [
+            "demo__a-1 2 2 false",
+            "demo__b-2 2 1 true",
+            "demo__c-3 2 0 false",
+            "demo__d-4 2 2 false",
+            "demo__e-5 2 0 false"
+        ]
     );
     // c = 2, 1, 0, 2, 0 of n = 2: pass@1 = mean(c/n) = (1 + .5 + 0 + 1 + 0) / 5 = 0.5;
     // pass@2 = mean(1 - C(n-c, 2) / C(2, 2)) = (1 + 1 + 0 + 1 + 0) / 5 = 0.6
@@ -284,7 +324,10 @@ fn load_run_refuses_a_file_of_another_run_a_second_trajectory_and_a_changed_spec
     assert!(err.contains("already loaded into run one"), "{err}");
     // another trajectory of the same instance into the same run (ft2's e has other bytes than base's e)
     load_run(&conn, &spec("one", "m", None), &[base.join("trajs/demo__e-5.traj.json")]).unwrap();
-    let err = format!("{:#}", load_run(&conn, &spec("one", "m", None), &[samples().join("ft2/trajs/demo__e-5.traj.json")]).unwrap_err());
+    let err = format!(
+        "{:#}",
+        load_run(&conn, &spec("one", "m", None), &[samples().join("ft2/trajs/demo__e-5.traj.json")]).unwrap_err()
+    );
     assert!(err.contains("run one already has a trajectory of demo__e-5"), "{err}");
     let err = load_run(&conn, &spec("one", "other-model", None), &[]).unwrap_err().to_string();
     assert!(err.contains("run one is loaded with model \"m\""), "{err}");
@@ -306,7 +349,16 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("load run needs --model"));
     let out = run(&["load", "trajectories", "x.json", "--model", "m"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = run(&["load", "run", "base", samples().join("base").to_str().unwrap(), "--model", "base-7b", "--runaway-turns", "3"]);
+    let out = run(&[
+        "load",
+        "run",
+        "base",
+        samples().join("base").to_str().unwrap(),
+        "--model",
+        "base-7b",
+        "--runaway-turns",
+        "3",
+    ]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(stdout.lines().filter(|l| l.starts_with("loaded run ")).count(), 9, "{stdout}");
@@ -338,8 +390,11 @@ fn real_gemini_run_371_of_500_and_the_43_reports_agree() {
     };
     load_run(&conn, &s, std::slice::from_ref(&root)).unwrap();
     assert_eq!(
-        one(&conn, "select instances, trajectories, n, resolved, outcomes_checked, outcomes_agree, batches, continued, \
-                    natural_finishes, rerun_after_retry_error from eval_runs_v1"),
+        one(
+            &conn,
+            "select instances, trajectories, n, resolved, outcomes_checked, outcomes_agree, batches, continued, \
+                    natural_finishes, rerun_after_retry_error from eval_runs_v1"
+        ),
         ["500", "43", "500", "371", "43", "43", "4", "true", "43", "15"]
     );
     assert_eq!(
@@ -370,10 +425,13 @@ fn eval_instances_prefers_instance_reports_then_lists_then_trajectory_flags() {
     )
     .unwrap();
     assert_eq!(
-        rows(&conn, "select instance_id, outcome, outcome_sources, sources_agree from eval_instances_v1 order by instance_id")
-            .iter()
-            .map(|r| r.join(" "))
-            .collect::<Vec<_>>(),
+        rows(
+            &conn,
+            "select instance_id, outcome, outcome_sources, sources_agree from eval_instances_v1 order by instance_id"
+        )
+        .iter()
+        .map(|r| r.join(" "))
+        .collect::<Vec<_>>(),
         ["x resolved 2 false", "y unresolved 3 false", "z resolved 1 "]
     );
 }
@@ -395,15 +453,27 @@ fn real_other_formats_finish_and_declared_outcomes() {
     ];
     load_run(&conn, &spec("other", "mixed", None), &paths).unwrap();
     assert_eq!(
-        rows(&conn, "select source, finish, count(*), count(*) filter (where declared_resolved) from eval_trajectories \
-                     group by all order by all")
-            .iter()
-            .map(|r| r.join(" "))
-            .collect::<Vec<_>>(),
-        ["nebius natural 5 5", "openhands cut_off 1 1", "openhands natural 4 4", "swe-agent natural 1 0", "swe-smith natural 5 5"]
+        rows(
+            &conn,
+            "select source, finish, count(*), count(*) filter (where declared_resolved) from eval_trajectories \
+                     group by all order by all"
+        )
+        .iter()
+        .map(|r| r.join(" "))
+        .collect::<Vec<_>>(),
+        [
+            "nebius natural 5 5",
+            "openhands cut_off 1 1",
+            "openhands natural 4 4",
+            "swe-agent natural 1 0",
+            "swe-smith natural 5 5"
+        ]
     );
     assert_eq!(
-        one(&conn, "select trajectories, n, resolved, explicit_outcomes, no_outcome, natural_finishes, cut_off from eval_runs_v1"),
+        one(
+            &conn,
+            "select trajectories, n, resolved, explicit_outcomes, no_outcome, natural_finishes, cut_off from eval_runs_v1"
+        ),
         ["16", "15", "15", "15", "1", "15", "1"]
     );
 }

@@ -62,7 +62,19 @@ fn round_trip_gives_every_view_the_same_rows() {
     let (dir, _) = demo();
     let db = demo_copy("roundtrip");
     let out = dir.join("export-all");
-    ok(sphragis(&["--db", db.to_str().unwrap(), "export", "--format", "parquet", "--out", out.to_str().unwrap(), "--include-sealed"], dir));
+    ok(sphragis(
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "export",
+            "--format",
+            "parquet",
+            "--out",
+            out.to_str().unwrap(),
+            "--include-sealed",
+        ],
+        dir,
+    ));
     let rebuilt = dir.join("rebuilt.duckdb");
     let text = ok(sphragis(&["--db", rebuilt.to_str().unwrap(), "init", "--from", out.to_str().unwrap()], dir));
     assert!(text.contains("every file's sha256 checked"), "{text}");
@@ -78,7 +90,10 @@ fn round_trip_gives_every_view_the_same_rows() {
         compared += 1;
         with_rows += usize::from(!a.is_empty());
     }
-    assert_eq!(compared, sphragis::db::views::VIEWS.iter().filter(|v| v.kind == sphragis::db::views::SqlKind::View).count());
+    assert_eq!(
+        compared,
+        sphragis::db::views::VIEWS.iter().filter(|v| v.kind == sphragis::db::views::SqlKind::View).count()
+    );
     assert!(with_rows >= 30, "only {with_rows} views have rows on the demo database");
 
     // Every table: same row count; the ingest sequence continues after the loaded ids.
@@ -93,10 +108,22 @@ fn round_trip_gives_every_view_the_same_rows() {
     let max: i64 = conn.query_row("select max(file_id) from ingest_log", [], |r| r.get(0)).unwrap();
     let next: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0)).unwrap();
     assert_eq!(next, max + 1);
-    let logged: i64 = conn.query_row("select count(*) from sph_log where command = 'init' and detail like 'built from the Parquet export%'", [], |r| r.get(0)).unwrap();
+    let logged: i64 = conn
+        .query_row(
+            "select count(*) from sph_log where command = 'init' and detail like 'built from the Parquet export%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(logged, 1);
     // The include-sealed export is logged in the exported database.
-    let logged: i64 = before.query_row("select count(*) from sph_log where command = 'export' and detail like '%--include-sealed%'", [], |r| r.get(0)).unwrap();
+    let logged: i64 = before
+        .query_row(
+            "select count(*) from sph_log where command = 'export' and detail like '%--include-sealed%'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert_eq!(logged, 1);
 }
 
@@ -149,7 +176,8 @@ fn manifest_lists_files_hashes_rows_partitions_and_views() {
         assert!(!portable || v["spark_sql"].is_string(), "{}", file.name());
     }
     // A read-only export is not logged.
-    let logged: i64 = conn.query_row("select count(*) from sph_log where command = 'export'", [], |r| r.get(0)).unwrap();
+    let logged: i64 =
+        conn.query_row("select count(*) from sph_log where command = 'export'", [], |r| r.get(0)).unwrap();
     assert_eq!(logged, 0);
 }
 
@@ -168,7 +196,11 @@ fn sealed_rows_stay_out_without_the_flag() {
     assert_eq!(m["sealed"]["sealed_examples"].as_i64().unwrap(), sealed);
     let left = m["sealed"]["rows_left_out"].as_object().unwrap();
     let expect: i64 = conn
-        .query_row("select count(*) from review_examples where example_id in (select example_id from sealed_content)", [], |r| r.get(0))
+        .query_row(
+            "select count(*) from review_examples where example_id in (select example_id from sealed_content)",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(left["review_examples"].as_i64().unwrap(), expect);
     assert_eq!(left["sealed_content"].as_i64().unwrap(), sealed);
@@ -185,8 +217,14 @@ fn sealed_rows_stay_out_without_the_flag() {
         }
         for f in t["files"].as_array().unwrap() {
             let path = out.join(f["path"].as_str().unwrap());
-            let q = format!("select count(*) from read_parquet('{}') where list_contains(?::varchar[], example_id)", path.display());
-            let ids_lit = format!("[{}]", ids.iter().map(|i| format!("'{}'", i.replace('\'', "''"))).collect::<Vec<_>>().join(","));
+            let q = format!(
+                "select count(*) from read_parquet('{}') where list_contains(?::varchar[], example_id)",
+                path.display()
+            );
+            let ids_lit = format!(
+                "[{}]",
+                ids.iter().map(|i| format!("'{}'", i.replace('\'', "''"))).collect::<Vec<_>>().join(",")
+            );
             let n: i64 = mem.query_row(&q, [ids_lit], |r| r.get(0)).unwrap();
             assert_eq!(n, 0, "{}", path.display());
         }
@@ -197,7 +235,10 @@ fn sealed_rows_stay_out_without_the_flag() {
 fn a_changed_export_is_refused_and_leaves_no_database() {
     let (dir, db) = demo();
     let out = dir.join("export-tampered");
-    ok(sphragis(&["--db", db.to_str().unwrap(), "export", "--out", out.to_str().unwrap(), "--tables", "org_windows,ingest_log"], dir));
+    ok(sphragis(
+        &["--db", db.to_str().unwrap(), "export", "--out", out.to_str().unwrap(), "--tables", "org_windows,ingest_log"],
+        dir,
+    ));
     let m = manifest(&out);
     assert_eq!(m["tables"].as_array().unwrap().len(), 2);
     let file = out.join(m["tables"][0]["files"][0]["path"].as_str().unwrap());
@@ -214,7 +255,10 @@ fn a_changed_export_is_refused_and_leaves_no_database() {
     // Exporting into a folder that holds files, or a table that does not exist, is refused.
     let err = sphragis(&["--db", db.to_str().unwrap(), "export", "--out", out.to_str().unwrap()], dir);
     assert!(String::from_utf8_lossy(&err.stderr).contains("not an empty folder"));
-    let err = sphragis(&["--db", db.to_str().unwrap(), "export", "--out", dir.join("x").to_str().unwrap(), "--tables", "nope"], dir);
+    let err = sphragis(
+        &["--db", db.to_str().unwrap(), "export", "--out", dir.join("x").to_str().unwrap(), "--tables", "nope"],
+        dir,
+    );
     assert!(String::from_utf8_lossy(&err.stderr).contains("--tables nope: no such table"));
 }
 

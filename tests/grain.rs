@@ -36,7 +36,8 @@ fn every_view_declares_a_grain_key_that_is_unique_on_the_demo_database() {
     let mut checked = 0;
     let mut with_rows_to_compare = 0;
     for file in sphragis::db::views::VIEWS {
-        let key = grain_key(file.sql).unwrap_or_else(|| panic!("{}: no `-- Grain key:` line in its header", file.source));
+        let key =
+            grain_key(file.sql).unwrap_or_else(|| panic!("{}: no `-- Grain key:` line in its header", file.source));
         if file.kind != sphragis::db::views::SqlKind::View {
             continue;
         }
@@ -47,11 +48,13 @@ fn every_view_declares_a_grain_key_that_is_unique_on_the_demo_database() {
         } else {
             let cols = key.join(", ");
             conn.query_row(
-                &format!("select (select count(*) from {name}), (select count(*) from (select distinct {cols} from {name}))"),
+                &format!(
+                    "select (select count(*) from {name}), (select count(*) from (select distinct {cols} from {name}))"
+                ),
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-                .unwrap_or_else(|e| panic!("{}: grain key ({cols}): {e}", file.source))
+            .unwrap_or_else(|e| panic!("{}: grain key ({cols}): {e}", file.source))
         };
         assert_eq!(rows, distinct, "{}: {rows} rows but {distinct} distinct grain keys {key:?}", file.source);
         checked += 1;

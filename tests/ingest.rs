@@ -79,7 +79,8 @@ fn review4repair_array_accepts_a_utf8_bom() {
 
 #[test]
 fn tufano2021_accepts_a_utf8_bom() {
-    let (conn, f) = review(InputKind::Tufano2021, "test.csv", b",comment,before,before_marked,after\n0,why,a,b,c\n1,why,d,e,f\n");
+    let (conn, f) =
+        review(InputKind::Tufano2021, "test.csv", b",comment,before,before_marked,after\n0,why,a,b,c\n1,why,d,e,f\n");
     assert_eq!(f.rows, 2);
     assert_eq!(count(&conn, "select count(*) from review_examples where example_id = 'tufano2021:test:1'"), 1);
 }
@@ -136,7 +137,13 @@ fn trajectories_accept_a_utf8_bom_in_every_container() {
     for (path, source) in [(&object, "mini-swe-agent"), (&lines, "llamafactory"), (&array, "openhands")] {
         let f = loaded(sphragis::sft::store::load_trajectories(&conn, path, None));
         assert_bound(&f, path);
-        assert_eq!(count(&conn, &format!("select count(*) from sft_trajectories where file_id = {} and source = '{source}'", f.file_id)), 1);
+        assert_eq!(
+            count(
+                &conn,
+                &format!("select count(*) from sft_trajectories where file_id = {} and source = '{source}'", f.file_id)
+            ),
+            1
+        );
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -267,7 +274,13 @@ fn thinking_lengths_record_the_tokenizer_sha256() {
         .unwrap();
     assert!(with_length > 0);
     assert_eq!(named, with_length);
-    assert_eq!(count(&conn, "select count(*) from sft_messages where reasoning_tokens is null and reasoning_tokenizer_sha256 is not null"), 0);
+    assert_eq!(
+        count(
+            &conn,
+            "select count(*) from sft_messages where reasoning_tokens is null and reasoning_tokenizer_sha256 is not null"
+        ),
+        0
+    );
     // the report's token figures name the tokenizer behind them
     let named: String = conn
         .query_row("select tokenizer_sha256 from sft_thinking_v1 where source = 'llamafactory'", [], |r| r.get(0))
@@ -277,7 +290,8 @@ fn thinking_lengths_record_the_tokenizer_sha256() {
         .query_row("select tokenizer_sha256 from sft_thinking_v1 where source = 'mini-swe-agent'", [], |r| r.get(0))
         .unwrap();
     assert_eq!(unnamed, None);
-    let options: String = conn.query_row("select options from ingest_log where file_id = ?", [f.file_id], |r| r.get(0)).unwrap();
+    let options: String =
+        conn.query_row("select options from ingest_log where file_id = ?", [f.file_id], |r| r.get(0)).unwrap();
     assert_eq!(options, format!(r#"{{"tokenizer_sha256":"{sha}"}}"#));
 }
 

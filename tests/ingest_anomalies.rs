@@ -74,13 +74,19 @@ fn nan_and_infinity_in_fields_read_as_missing_are_null_and_recorded() {
         anomalies(&conn),
         [row(Some(1), "info.cost", "nan", "NaN", 1), row(Some(1), "info.limit", "infinity", "-Infinity", 1)]
     );
-    let rows = format!(
-        "[{{\"instance_id\": \"r__a-1\", \"resolved\": NaN, \"tools\": [], \"messages\": [{{\"role\": \"user\", \"content\": \"x\"}}]}},\n\
-         {{\"instance_id\": \"r__a-2\", \"resolved\": true, \"tools\": [], \"messages\": [{{\"role\": \"user\", \"content\": \"y\"}}]}}]\n"
+    let rows = String::from(
+        "[{\"instance_id\": \"r__a-1\", \"resolved\": NaN, \"tools\": [], \"messages\": [{\"role\": \"user\", \"content\": \"x\"}]},\n\
+         {\"instance_id\": \"r__a-2\", \"resolved\": true, \"tools\": [], \"messages\": [{\"role\": \"user\", \"content\": \"y\"}]}]\n",
     );
     let p = write(&d, "rows.json", &rows);
     sphragis::sft::store::load_trajectories(&conn, &p, None).unwrap();
-    assert_eq!(count(&conn, "select count(*) from sft_trajectories where instance_id = 'r__a-1' and declared_resolved is null"), 1);
+    assert_eq!(
+        count(
+            &conn,
+            "select count(*) from sft_trajectories where instance_id = 'r__a-1' and declared_resolved is null"
+        ),
+        1
+    );
     assert_eq!(anomalies(&conn)[2], row(Some(1), "[0].resolved", "nan", "NaN", 1));
 }
 
@@ -115,7 +121,10 @@ fn nul_and_control_chars_in_observations_are_kept_and_recorded() {
     assert_eq!(text, "a\u{0}b \u{1b}[31mred\u{1b}[0m \u{8}");
     assert_eq!(
         anomalies(&conn),
-        [row(Some(4), "messages[2].content", "control_char", r"\u001b", 3), row(Some(4), "messages[2].content", "nul", r"\u0000", 1)]
+        [
+            row(Some(4), "messages[2].content", "control_char", r"\u001b", 3),
+            row(Some(4), "messages[2].content", "nul", r"\u0000", 1)
+        ]
     );
 }
 

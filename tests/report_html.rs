@@ -18,7 +18,8 @@ fn demo(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples");
-    let out = bin().args(["demo", "--quiet", "--samples", samples.to_str().unwrap()]).current_dir(&dir).output().unwrap();
+    let out =
+        bin().args(["demo", "--quiet", "--samples", samples.to_str().unwrap()]).current_dir(&dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     dir
 }
@@ -68,7 +69,12 @@ fn inner_text(dom: &tl::VDom, tag: &tl::HTMLTag) -> String {
 
 /// HTML text with the character references maud writes turned back into characters.
 fn decode(html: &str) -> String {
-    html.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&#39;", "'").replace("&#x27;", "'").replace("&amp;", "&")
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&#x27;", "'")
+        .replace("&amp;", "&")
 }
 
 fn strings(conn: &duckdb::Connection, sql: &str) -> Vec<String> {
@@ -135,7 +141,8 @@ fn demo_writes_an_html_report_with_every_section_stamped_and_nothing_sealed() {
     for a in &drill_links {
         let count: usize = inner_text(&dom, a).trim().parse().unwrap();
         let target = attr(a, "href").unwrap()[1..].to_string();
-        let group = dom.get_element_by_id(target.as_str()).and_then(|h| h.get(dom.parser())).and_then(|n| n.as_tag()).unwrap();
+        let group =
+            dom.get_element_by_id(target.as_str()).and_then(|h| h.get(dom.parser())).and_then(|n| n.as_tag()).unwrap();
         let listed = under(&dom, group, "li").len();
         assert!(listed >= 1 && listed <= count, "{target}: {listed} ids listed for a count of {count}");
     }
@@ -157,7 +164,8 @@ fn demo_writes_an_html_report_with_every_section_stamped_and_nothing_sealed() {
     assert!(charts.len() >= 15, "only {} charts", charts.len());
     for svg in &charts {
         let rects = under(&dom, svg, "rect").len();
-        let lines = under(&dom, svg, "polyline").len() + under(&dom, svg, "circle").len() + under(&dom, svg, "path").len();
+        let lines =
+            under(&dom, svg, "polyline").len() + under(&dom, svg, "circle").len() + under(&dom, svg, "path").len();
         assert!(rects >= 2 || lines >= 1, "a chart without marks: {}", &svg.raw().as_utf8_str()[..200]);
     }
     // the removals chart is a stacked bar chart with the reasons as series
@@ -244,7 +252,11 @@ fn contract_failure_counts_link_to_the_failing_view_ids() {
     let run = bin().args(["--db", db.to_str().unwrap(), "-q", "load", "views"]).arg(&views).output().unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let out = dir.join("contract.html");
-    let run = bin().args(["--db", db.to_str().unwrap(), "report", "contract", "--format", "html", "--out"]).arg(&out).output().unwrap();
+    let run = bin()
+        .args(["--db", db.to_str().unwrap(), "report", "contract", "--format", "html", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let text = std::fs::read_to_string(&out).unwrap();
     let dom = tl::parse(&text, tl::ParserOptions::default()).unwrap();
@@ -260,7 +272,8 @@ fn contract_failure_counts_link_to_the_failing_view_ids() {
     assert_eq!(links.len(), failed.len());
     for a in links {
         let target = attr(a, "href").unwrap()[1..].to_string();
-        let group = dom.get_element_by_id(target.as_str()).and_then(|h| h.get(dom.parser())).and_then(|n| n.as_tag()).unwrap();
+        let group =
+            dom.get_element_by_id(target.as_str()).and_then(|h| h.get(dom.parser())).and_then(|n| n.as_tag()).unwrap();
         let head = inner_text(&dom, under(&dom, group, "h4")[0]);
         let (pool, check, n) = failed
             .iter()
@@ -277,7 +290,8 @@ fn contract_failure_counts_link_to_the_failing_view_ids() {
         assert_eq!(listed, expected, "{pool} {check}");
     }
     // one loss-mask entry per failing view, each naming it
-    let failing: BTreeSet<String> = strings(&conn, "select distinct view_id from sft_contract_failures_v1").into_iter().collect();
+    let failing: BTreeSet<String> =
+        strings(&conn, "select distinct view_id from sft_contract_failures_v1").into_iter().collect();
     let entries: BTreeSet<String> =
         all(&dom, "#loss-masks div.mask h3 code").iter().map(|c| inner_text(&dom, c)).collect();
     assert_eq!(entries, failing);

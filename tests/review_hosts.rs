@@ -21,7 +21,12 @@ fn samples() -> PathBuf {
 }
 
 fn opts(version: &str, base: Option<&str>) -> RefineOptions {
-    RefineOptions { version: version.into(), base: base.map(String::from), rules: Rule::ALL.to_vec(), min_target_chars: 20 }
+    RefineOptions {
+        version: version.into(),
+        base: base.map(String::from),
+        rules: Rule::ALL.to_vec(),
+        min_target_chars: 20,
+    }
 }
 
 /// One example line of sphragis's own format with one comment.
@@ -66,7 +71,10 @@ fn suggestion_rule_version_is_recorded_and_a_rule_change_is_a_new_version() {
     assert_eq!(rule, sphragis::rules::fence::SUGGESTION_RULE);
     assert_eq!(rule, "fence-2");
     // e1, e2, e3 are suggested edits under fence-2
-    assert_eq!(ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'old' and org = 'gh'"), vec![3, 1]);
+    assert_eq!(
+        ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'old' and org = 'gh'"),
+        vec![3, 1]
+    );
 
     // make `old` what sphragis 0.1 (fence-1) stored: only e1's three-backtick fence counted
     conn.execute_batch(
@@ -101,10 +109,13 @@ fn fences_report_counts_structured_suggestions_apart() {
     let dir = scratch("structured");
     let mut lines: Vec<String> = Vec::new();
     // s1: a structured fix only; s2: a structured fix and a fence; s3: a blockquoted fence
-    for (id, message, fixes) in
-        [("s1", "see the fix", 1), ("s2", "```suggestion\nlet s2 = 1;\n```", 2), ("s3", "> ```suggestion\n> x\n> ```", 0)]
-    {
-        let mut v: serde_json::Value = serde_json::from_str(&example(id, "2024-01-01T00:00:00Z", message, "t\n")).unwrap();
+    for (id, message, fixes) in [
+        ("s1", "see the fix", 1),
+        ("s2", "```suggestion\nlet s2 = 1;\n```", 2),
+        ("s3", "> ```suggestion\n> x\n> ```", 0),
+    ] {
+        let mut v: serde_json::Value =
+            serde_json::from_str(&example(id, "2024-01-01T00:00:00Z", message, "t\n")).unwrap();
         if fixes > 0 {
             v["comments"][0]["fix_suggestions"] = fixes.into();
         }
@@ -115,12 +126,16 @@ fn fences_report_counts_structured_suggestions_apart() {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap();
     refine(&conn, &opts("v1", None)).unwrap();
-    let cols = "examples, suggested_edit, strict, structured, structured_only, gerrit_substring, loose, loose_not_strict";
+    let cols =
+        "examples, suggested_edit, strict, structured, structured_only, gerrit_substring, loose, loose_not_strict";
     assert_eq!(
         ints(&conn, &format!("select {cols} from fence_agreement_v1 where version = 'v1' and org = 'gh'")),
         vec![3, 2, 1, 2, 1, 2, 2, 1]
     );
-    assert_eq!(ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'v1' and org = 'gh'"), vec![2, 1]);
+    assert_eq!(
+        ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'v1' and org = 'gh'"),
+        vec![2, 1]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -242,7 +257,10 @@ fn gerrit_rest_fix_suggestions_service_users_and_host_messages() {
     assert_eq!(kept, ["demo:4711:2", "demo:4711:3:c5"]);
     // no target in a REST response: nothing judged for target_in_comment
     assert_eq!(
-        ints(&conn, "select not_judged_no_target, judged from target_in_comment_v1 where version = 'v1' and org = 'demo'"),
+        ints(
+            &conn,
+            "select not_judged_no_target, judged from target_in_comment_v1 where version = 'v1' and org = 'demo'"
+        ),
         vec![7, 0]
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -252,7 +270,10 @@ fn gerrit_rest_fix_suggestions_service_users_and_host_messages() {
 fn gerrit_rest_accepts_a_utf8_bom() {
     let dir = scratch("rest-bom");
     let conn = gerrit_rest_sample(&dir, true);
-    assert_eq!(ints(&conn, "select count(*), count(*) filter (where kept) from refine_examples where version = 'v1'"), vec![7, 2]);
+    assert_eq!(
+        ints(&conn, "select count(*), count(*) filter (where kept) from refine_examples where version = 'v1'"),
+        vec![7, 2]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -343,7 +364,12 @@ fn diff_against_another_database_file() {
     let tables = sphragis::review::diff::diff_reports_files(&this, "v3", &other, "v3", &removals).unwrap();
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();
     let pair = |figure: &str| {
-        let r = json["rows"].as_array().unwrap().iter().find(|r| r["row_key"] == "org=(all)" && r["figure"] == figure).unwrap();
+        let r = json["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["row_key"] == "org=(all)" && r["figure"] == figure)
+            .unwrap();
         (r["value_a"].as_str().unwrap().to_string(), r["value_b"].as_str().unwrap().to_string())
     };
     assert_eq!(pair("kept"), ("1".into(), "3".into()));

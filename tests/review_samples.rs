@@ -38,12 +38,7 @@ fn samples() -> Connection {
     load(&conn, InputKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
     let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
     for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
-        let opts = RefineOptions {
-            version: version.into(),
-            base: base.map(String::from),
-            rules,
-            min_target_chars: 20,
-        };
+        let opts = RefineOptions { version: version.into(), base: base.map(String::from), rules, min_target_chars: 20 };
         refine(&conn, &opts).unwrap();
     }
     conn
@@ -109,6 +104,7 @@ fn fence_selectors_disagree_where_expected() {
 }
 
 #[test]
+#[allow(clippy::type_complexity)] // one tuple per view column, compared whole
 fn suggested_edit_share_per_window() {
     let conn = samples();
     let mut stmt = conn
@@ -190,15 +186,19 @@ fn every_view_answers_without_sphragis_functions() {
         let conn = sphragis::db::open(&path).unwrap();
         let samples = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
         load(&conn, InputKind::Examples, &samples.join("examples.jsonl"), None, &mut |_| {}).unwrap();
-        refine(&conn, &RefineOptions { version: "v1".into(), base: None, rules: Rule::ALL.to_vec(), min_target_chars: 20 })
-            .unwrap();
+        refine(
+            &conn,
+            &RefineOptions { version: "v1".into(), base: None, rules: Rule::ALL.to_vec(), min_target_chars: 20 },
+        )
+        .unwrap();
     }
     // A plain connection: no sph_ function registered.
     let stock = Connection::open(&path).unwrap();
     let missing = stock.query_row("select sph_fence_strict('x')", [], |r| r.get::<_, bool>(0));
     assert!(missing.is_err(), "a stock connection has no sph_ functions");
     let mut stmt = stock.prepare("select name, kind from sph_views").unwrap();
-    let names: Vec<(String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let names: Vec<(String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(names.len(), sphragis::db::views::VIEWS.len());
     for (name, kind) in names {
         // a view is queried as it is; a table macro with one-element arguments
@@ -252,7 +252,11 @@ fn reconciliation_counts_examples_loaded_after_the_base_and_frozen_bases_stay() 
         .unwrap();
     assert_eq!((base_kept, added, kept, reconciles), (8, 14, 22, true));
     let openstack_added: i64 = conn
-        .query_row("select sum(added)::bigint from reconciliation_v1 where version = 'v2' and org = 'openstack'", [], |r| r.get(0))
+        .query_row(
+            "select sum(added)::bigint from reconciliation_v1 where version = 'v2' and org = 'openstack'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(openstack_added, 14);
     // once v2 is frozen, its base v1 cannot be refined again
@@ -305,7 +309,9 @@ fn diff_between_versions_reconciles_with_reconciliation() {
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
     assert_eq!((json["kind"].as_str(), json["name"].as_str()), (Some("macro"), Some("version_diff_at_v1")));
     assert_eq!(json["arguments"], "'v2', 'v3'");
-    assert!(sphragis::review::diff::diff(&conn, "v2", "v9", false).unwrap_err().to_string().contains("v9 does not exist"));
+    assert!(
+        sphragis::review::diff::diff(&conn, "v2", "v9", false).unwrap_err().to_string().contains("v9 does not exist")
+    );
 }
 
 #[test]
@@ -319,12 +325,13 @@ fn diff_of_report_views_lists_changed_figures_side_by_side() {
     assert_eq!((json["report"].as_str(), json["name"].as_str()), (Some("diff-removals"), Some("report_diff_at_v1")));
     assert_eq!(json["arguments"], "'refine_removals_v1', ['org'], 'v2', 'v3'");
     let cell = |key: &str, figure: &str| {
-        json["rows"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["row_key"] == key && r["figure"] == figure)
-            .map(|r| (r["value_a"].as_str().unwrap().to_string(), r["value_b"].as_str().unwrap().to_string(), r["change"].clone()))
+        json["rows"].as_array().unwrap().iter().find(|r| r["row_key"] == key && r["figure"] == figure).map(|r| {
+            (
+                r["value_a"].as_str().unwrap().to_string(),
+                r["value_b"].as_str().unwrap().to_string(),
+                r["change"].clone(),
+            )
+        })
     };
     // by hand (see diff_between_versions_reconciles_with_reconciliation): wikimedia loses 4
     // suggested edits and 1 applied fix and gets one duplicate back: kept 9 -> 5; qt loses 2
@@ -357,7 +364,8 @@ fn diff_of_report_views_lists_changed_figures_side_by_side() {
     sphragis::review::splits::compute(&conn, "v3", None).unwrap();
     let splits = reports_to_compare(&["splits".to_string()]).unwrap();
     let tables = diff_reports(&conn, "v2", "v3", &splits).unwrap();
-    let v3_rows: i64 = conn.query_row("select count(*) from split_counts_v1 where version = 'v3'", [], |r| r.get(0)).unwrap();
+    let v3_rows: i64 =
+        conn.query_row("select count(*) from split_counts_v1 where version = 'v3'", [], |r| r.get(0)).unwrap();
     assert!(v3_rows > 0);
     assert_eq!(tables[0].rows.len() as i64, 3 * v3_rows);
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();

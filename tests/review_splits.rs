@@ -199,7 +199,11 @@ fn refusals_and_a_version_is_a_snapshot_of_its_registration() {
     let err = refine(&conn, &opts("v5")).unwrap_err().to_string();
     assert!(err.contains("has computed splits"), "{err}");
     let changed = dir.join("orgs-changed.json");
-    std::fs::write(&changed, std::fs::read_to_string(samples().join("orgs.json")).unwrap().replace("2022-09-01", "2022-05-01")).unwrap();
+    std::fs::write(
+        &changed,
+        std::fs::read_to_string(samples().join("orgs.json")).unwrap().replace("2022-09-01", "2022-05-01"),
+    )
+    .unwrap();
     load(&conn, InputKind::Orgs, &changed, None, &mut |_| {}).unwrap();
     splits::compute(&conn, "v5", Some("openstack")).unwrap();
     assert_eq!(splits::criteria(&conn, "v5", "openstack").unwrap(), before, "a later orgs file moves nothing in v5");
@@ -220,7 +224,10 @@ fn freezing_a_newer_version_keeps_the_older_criteria_file() {
     refine(&conn, &opts("v4")).unwrap();
     splits::compute(&conn, "v4", Some("openstack")).unwrap();
     let summary = freeze(&conn, "v4", &out).unwrap();
-    assert_eq!(summary.renamed, vec![(out.join("split-criteria-openstack.json"), out.join("split-criteria-openstack-v3.json"))]);
+    assert_eq!(
+        summary.renamed,
+        vec![(out.join("split-criteria-openstack.json"), out.join("split-criteria-openstack-v3.json"))]
+    );
     let old: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("split-criteria-openstack-v3.json")).unwrap()).unwrap();
     let new: serde_json::Value =
@@ -243,7 +250,8 @@ fn verify_detects_manifest_edited_on_disk() {
     let (manifest_path, _) = frozen_paths(&out);
     // Move os-834000-d1 from dev to train in the file a user would quote; the database's
     // copy is untouched.
-    let mut manifest: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest_path).unwrap()).unwrap();
     let dev = manifest["splits"]["dev"].as_array_mut().unwrap();
     let at = dev.iter().position(|id| id == "os-834000-d1").unwrap();
     dev.remove(at);
@@ -373,13 +381,15 @@ fn freeze_refuses_orgs_without_split() {
         "{err}"
     );
     assert!(err.contains("--org") && err.contains("--allow-partial"), "{err}");
-    let frozen_at: Option<String> =
-        conn.query_row("select frozen_at::varchar from corpus_versions where version = 'v4'", [], |r| r.get(0)).unwrap();
+    let frozen_at: Option<String> = conn
+        .query_row("select frozen_at::varchar from corpus_versions where version = 'v4'", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(frozen_at, None, "a refused freeze freezes nothing");
     assert!(!out.exists(), "a refused freeze writes nothing");
     let exclusions = |version: &str| -> Vec<(String, i64, String)> {
-        let mut stmt =
-            conn.prepare("select org, kept_examples, reason from frozen_exclusions where version = ? order by org").unwrap();
+        let mut stmt = conn
+            .prepare("select org, kept_examples, reason from frozen_exclusions where version = ? order by org")
+            .unwrap();
         stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect()
     };
     let selection = |version: &str| -> String {
@@ -404,11 +414,17 @@ fn freeze_refuses_orgs_without_split() {
     // Every org split, one named: the rest left out as not named.
     refine(&conn, &opts("v6")).unwrap();
     splits::compute(&conn, "v6", None).unwrap();
-    let err = freeze_with(&conn, "v6", &dir.join("frozen6"), &FreezeOptions { orgs: vec!["gerrit".into()], allow_partial: false })
-        .unwrap_err()
-        .to_string();
+    let err = freeze_with(
+        &conn,
+        "v6",
+        &dir.join("frozen6"),
+        &FreezeOptions { orgs: vec!["gerrit".into()], allow_partial: false },
+    )
+    .unwrap_err()
+    .to_string();
     assert!(err.contains("version v6 keeps no examples of org gerrit"), "{err}");
-    freeze_with(&conn, "v6", &dir.join("frozen6"), &FreezeOptions { orgs: vec!["qt".into()], allow_partial: false }).unwrap();
+    freeze_with(&conn, "v6", &dir.join("frozen6"), &FreezeOptions { orgs: vec!["qt".into()], allow_partial: false })
+        .unwrap();
     let not_named = |org: &str, n: i64| (org.to_string(), n, "not named with --org".to_string());
     assert_eq!(exclusions("v6"), vec![not_named("openstack", 14), not_named("wikimedia", 5)]);
     // Every org split and none named: nothing left out.
@@ -436,7 +452,10 @@ fn verify_of_a_version_frozen_before_the_folder_was_recorded_needs_frozen_dir() 
         conn.execute_batch(statement).unwrap();
     }
     let err = verify_reproduce(&conn, "v3").unwrap_err().to_string();
-    assert!(err.contains("frozen before sphragis recorded the folder of its files; pass that folder with --frozen DIR"), "{err}");
+    assert!(
+        err.contains("frozen before sphragis recorded the folder of its files; pass that folder with --frozen DIR"),
+        "{err}"
+    );
     // The backfilled SHA-256s are those of the files freeze wrote.
     let given = VerifyOptions { frozen: Some(out.clone()) };
     assert_eq!(verify_reproduce_with(&conn, "v3", &given).unwrap(), Vec::<String>::new());
@@ -462,6 +481,11 @@ fn verify_names_a_suggestion_rule_change_before_its_differences() {
     std::fs::write(&criteria_path, text.replace("\"size_floor\": 4,", "\"size_floor\": 5,")).unwrap();
     let diffs = verify_reproduce(&conn, "v3").unwrap();
     assert_eq!(diffs.len(), 3, "{diffs:#?}");
-    assert!(diffs[0].starts_with("suggestion rule: version v3 was refined with fence-1, this sphragis rebuilds it with fence-2"), "{diffs:#?}");
+    assert!(
+        diffs[0].starts_with(
+            "suggestion rule: version v3 was refined with fence-1, this sphragis rebuilds it with fence-2"
+        ),
+        "{diffs:#?}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -48,9 +48,11 @@ fn sealed_ids(examples: &[Value]) -> BTreeSet<String> {
         .iter()
         .filter(|e| {
             let day = &e["created_at"].as_str().unwrap()[..10];
-            orgs["orgs"][e["org"].as_str().unwrap()]["windows"].as_array().into_iter().flatten().any(|w| {
-                w["sealed"] == true && w["start"].as_str().unwrap() <= day && day < w["end"].as_str().unwrap()
-            })
+            orgs["orgs"][e["org"].as_str().unwrap()]["windows"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|w| w["sealed"] == true && w["start"].as_str().unwrap() <= day && day < w["end"].as_str().unwrap())
         })
         .map(|e| e["example_id"].as_str().unwrap().to_string())
         .collect()
@@ -71,11 +73,8 @@ fn sealed_texts() -> Vec<String> {
     let examples = sample_examples();
     let sealed = sealed_ids(&examples);
     assert_eq!(sealed, BTreeSet::from(["os-835000-t1".to_string(), "wm-903000-1-a".to_string()]));
-    let open: Vec<String> = examples
-        .iter()
-        .filter(|e| !sealed.contains(e["example_id"].as_str().unwrap()))
-        .flat_map(texts)
-        .collect();
+    let open: Vec<String> =
+        examples.iter().filter(|e| !sealed.contains(e["example_id"].as_str().unwrap())).flat_map(texts).collect();
     let distinctive: Vec<String> = examples
         .iter()
         .filter(|e| sealed.contains(e["example_id"].as_str().unwrap()))
@@ -106,7 +105,9 @@ fn leaks(db: &Path, needles: &[String], min_columns: usize) -> Vec<(String, Stri
         for needle in needles {
             let n: i64 = conn
                 .query_row(
-                    &format!("select count(*) from \"{schema}\".\"{table}\" where contains(cast(\"{column}\" as varchar), ?)"),
+                    &format!(
+                        "select count(*) from \"{schema}\".\"{table}\" where contains(cast(\"{column}\" as varchar), ?)"
+                    ),
                     [needle],
                     |r| r.get(0),
                 )
@@ -141,7 +142,11 @@ fn sealed_content_is_only_in_the_companion_database() {
     // The counts still count the sealed rows (stock connection, views only).
     let conn = Connection::open(&db).unwrap();
     let test: i64 = conn
-        .query_row("select examples from split_counts_v1 where version = 'v3' and org = 'openstack' and split = 'test'", [], |r| r.get(0))
+        .query_row(
+            "select examples from split_counts_v1 where version = 'v3' and org = 'openstack' and split = 'test'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(test, 1, "os-835000-t1 counted in the sealed split");
     // wm-903000-1-a's fence is in its sealed comment: v3 still removes it as a suggested edit
@@ -155,7 +160,11 @@ fn sealed_content_is_only_in_the_companion_database() {
         .unwrap();
     assert_eq!((built, suggested), (12, 4));
     let reason: String = conn
-        .query_row("select removed_reason from refine_examples where version = 'v3' and example_id = 'wm-903000-1-a'", [], |r| r.get(0))
+        .query_row(
+            "select removed_reason from refine_examples where version = 'v3' and example_id = 'wm-903000-1-a'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(reason, "suggested_edit");
     let sealed: Vec<String> = conn
@@ -170,15 +179,32 @@ fn sealed_content_is_only_in_the_companion_database() {
 
     // `examples --unseal` shows it, and logs that it did.
     let db_arg = db.to_str().unwrap();
-    let refused = sphragis(&dir, &["--db", db_arg, "examples", "--version", "v3", "--org", "openstack", "--split", "test"]);
+    let refused =
+        sphragis(&dir, &["--db", db_arg, "examples", "--version", "v3", "--org", "openstack", "--split", "test"]);
     assert_eq!(refused.status.code(), Some(1));
     let shown = sphragis(
         &dir,
-        &["--db", db_arg, "examples", "--version", "v3", "--org", "openstack", "--split", "test", "--unseal", "--format", "csv"],
+        &[
+            "--db",
+            db_arg,
+            "examples",
+            "--version",
+            "v3",
+            "--org",
+            "openstack",
+            "--split",
+            "test",
+            "--unseal",
+            "--format",
+            "csv",
+        ],
     );
     assert!(shown.status.success(), "{}", String::from_utf8_lossy(&shown.stderr));
     let stdout = String::from_utf8_lossy(&shown.stdout);
-    assert!(stdout.contains("os-835000-t1") && stdout.contains("VERSION = '2.8'") && stdout.contains("VERSION = '2.7'"), "{stdout}");
+    assert!(
+        stdout.contains("os-835000-t1") && stdout.contains("VERSION = '2.8'") && stdout.contains("VERSION = '2.7'"),
+        "{stdout}"
+    );
     let conn = Connection::open(&db).unwrap();
     let unseals: i64 =
         conn.query_row("select count(*) from sph_log where command = 'unseal'", [], |r| r.get(0)).unwrap();
@@ -188,9 +214,16 @@ fn sealed_content_is_only_in_the_companion_database() {
 
     // Without its companion, an unsealed read says what is missing.
     std::fs::rename(&companion, dir.join("withheld.duckdb")).unwrap();
-    let out = sphragis(&dir, &["--db", db_arg, "examples", "--version", "v3", "--org", "openstack", "--split", "test", "--unseal"]);
+    let out = sphragis(
+        &dir,
+        &["--db", db_arg, "examples", "--version", "v3", "--org", "openstack", "--split", "test", "--unseal"],
+    );
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("sealed companion database is missing"), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("sealed companion database is missing"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -253,7 +286,10 @@ fn refine_and_load_refuse_without_the_companion() {
     assert!(err.contains("w.duckdb.sealed.duckdb: the sealed companion database is missing"), "{err}");
     assert!(err.contains("content of the 1 sealed examples"), "{err}");
     // Loading more sealed content would start a second, partial companion: refused whole.
-    let err = format!("{:#}", load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap_err());
+    let err = format!(
+        "{:#}",
+        load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap_err()
+    );
     assert!(err.contains("the sealed companion database is missing"), "{err}");
     let examples: i64 = conn.query_row("select count(*) from review_examples", [], |r| r.get(0)).unwrap();
     assert_eq!(examples, 18, "nothing of openstack.jsonl is loaded");

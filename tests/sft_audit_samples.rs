@@ -51,24 +51,52 @@ fn rows(conn: &duckdb::Connection, sql: &str) -> Vec<Vec<String>> {
 fn dedup_exposure_and_budget() {
     let conn = audit();
     assert_eq!(
-        rows(&conn, "select mode, views, instances, exposure, unique_positions, context_tokens from sft_dedup_v1 order by mode"),
-        [["exact", "4", "2", "10", "6", "32"], ["none", "5", "2", "13", "6", "40"], ["union", "3", "2", "8", "6", "24"]]
+        rows(
+            &conn,
+            "select mode, views, instances, exposure, unique_positions, context_tokens from sft_dedup_v1 order by mode"
+        ),
+        [
+            ["exact", "4", "2", "10", "6", "32"],
+            ["none", "5", "2", "13", "6", "40"],
+            ["union", "3", "2", "8", "6", "24"]
+        ]
     );
     assert_eq!(
-        rows(&conn, "select pool, views, exact_copies, remaining, subset_views from sft_dedup_exact_pools_v1 order by pool"),
-        [["A", "2", "0", "2", "0"], ["B", "1", "0", "1", "1"], ["C1", "1", "1", "0", "0"], ["C2", "1", "0", "1", "1"], ["C3", "1", "0", "1", "0"]]
+        rows(
+            &conn,
+            "select pool, views, exact_copies, remaining, subset_views from sft_dedup_exact_pools_v1 order by pool"
+        ),
+        [
+            ["A", "2", "0", "2", "0"],
+            ["B", "1", "0", "1", "1"],
+            ["C1", "1", "1", "0", "0"],
+            ["C2", "1", "0", "1", "1"],
+            ["C3", "1", "0", "1", "0"]
+        ]
     );
     assert_eq!(
-        rows(&conn, "select pool, kept_positions, union_positions, dropped_positions, instances_dropping from sft_dedup_priority_v1 order by pool"),
+        rows(
+            &conn,
+            "select pool, kept_positions, union_positions, dropped_positions, instances_dropping from sft_dedup_priority_v1 order by pool"
+        ),
         [["A", "6", "6", "0", "0"], ["C1", "6", "6", "0", "0"], ["C2", "5", "6", "1", "1"]]
     );
     assert_eq!(
-        rows(&conn, "select mode, region_positions, region_exposure, exposure, recovery_views, new_instances, new_positions from sft_recovery_exposure_v1 order by mode"),
+        rows(
+            &conn,
+            "select mode, region_positions, region_exposure, exposure, recovery_views, new_instances, new_positions from sft_recovery_exposure_v1 order by mode"
+        ),
         [["none", "2", "4", "13", "1", "0", "0"], ["union", "2", "4", "8", "1", "0", "0"]]
     );
-    assert_eq!(rows(&conn, "select total::bigint, region::bigint from sft_weight_projection_v1 where weight = 1"), [["8", "4"]]);
     assert_eq!(
-        rows(&conn, "select views, exposure, context_tokens, updates_per_epoch from sft_budget_v1 where grad_accum = 8 and steps = 100"),
+        rows(&conn, "select total::bigint, region::bigint from sft_weight_projection_v1 where weight = 1"),
+        [["8", "4"]]
+    );
+    assert_eq!(
+        rows(
+            &conn,
+            "select views, exposure, context_tokens, updates_per_epoch from sft_budget_v1 where grad_accum = 8 and steps = 100"
+        ),
         [["3", "8", "24", "1"]]
     );
     // One scope per column (issue 9): an assistant message is kept when some training view
@@ -92,14 +120,24 @@ fn dedup_exposure_and_budget() {
     );
     // context lengths count every instance with a view (the seed's scope); lint is counted
     // only through its report-only view, and the view says so
-    assert_eq!(rows(&conn, "select instances, report_only_instances, max from sft_context_lengths_v1"), [["3", "1", "8"]]);
-    assert_eq!(rows(&conn, "select view_id, instance_id, tokens, supervised from sft_report_only_v1"), [["C3:broken__lint-3", "broken__lint-3", "8", "1"]]);
+    assert_eq!(
+        rows(&conn, "select instances, report_only_instances, max from sft_context_lengths_v1"),
+        [["3", "1", "8"]]
+    );
+    assert_eq!(
+        rows(&conn, "select view_id, instance_id, tokens, supervised from sft_report_only_v1"),
+        [["C3:broken__lint-3", "broken__lint-3", "8", "1"]]
+    );
     // exposure per position: env {2: A, 4: A+B, 6: A+B}; fix {2: A+C1+C2, 4: A+C1+C2, 6: A+C1}
     assert_eq!(
         rows(&conn, "select instance_id, position, exposure from sft_position_exposure_v1 order by 1, 2"),
         [
-            ["demo__env-1", "2", "1"], ["demo__env-1", "4", "2"], ["demo__env-1", "6", "2"],
-            ["demo__fix-2", "2", "3"], ["demo__fix-2", "4", "3"], ["demo__fix-2", "6", "2"],
+            ["demo__env-1", "2", "1"],
+            ["demo__env-1", "4", "2"],
+            ["demo__env-1", "6", "2"],
+            ["demo__fix-2", "2", "3"],
+            ["demo__fix-2", "4", "3"],
+            ["demo__fix-2", "6", "2"],
         ]
     );
     assert_eq!(
@@ -118,19 +156,37 @@ fn dedup_exposure_and_budget() {
 fn behaviour_heuristics() {
     let conn = audit();
     assert_eq!(
-        rows(&conn, "select instance_id, first_write_turn, test_runs, passes, fails, pass_after_last_write from sft_test_runs_heuristic_v1 \
-                     where instance_id like 'demo%' order by 1"),
+        rows(
+            &conn,
+            "select instance_id, first_write_turn, test_runs, passes, fails, pass_after_last_write from sft_test_runs_heuristic_v1 \
+                     where instance_id like 'demo%' order by 1"
+        ),
         [["demo__env-1", "", "2", "1", "1", "true"], ["demo__fix-2", "2", "2", "1", "1", "true"]]
     );
     assert_eq!(
-        rows(&conn, "select instance_id, env_changed, writes_between, changed_command_pass from sft_recovery_windows_heuristic_v1 order by 1"),
-        [["broken__lint-3", "false", "false", "false"], ["demo__env-1", "true", "false", "true"], ["demo__fix-2", "false", "true", "false"]]
+        rows(
+            &conn,
+            "select instance_id, env_changed, writes_between, changed_command_pass from sft_recovery_windows_heuristic_v1 order by 1"
+        ),
+        [
+            ["broken__lint-3", "false", "false", "false"],
+            ["demo__env-1", "true", "false", "true"],
+            ["demo__fix-2", "false", "true", "false"]
+        ]
     );
-    assert_eq!(rows(&conn, "select view_id, msg_index from sft_expected_failures_heuristic_v1"), [["C3:broken__lint-3", "3"]]);
+    assert_eq!(
+        rows(&conn, "select view_id, msg_index from sft_expected_failures_heuristic_v1"),
+        [["C3:broken__lint-3", "3"]]
+    );
     assert_eq!(
         rows(&conn, "select instance_id, status from sft_final_report_v1 order by 1"),
         // lint's final message (6) is supervised only by the report-only C3 view
-        [["broken__lint-3", "report-only"], ["demo__env-1", "supervised"], ["demo__fix-2", "supervised"], ["thinking:0", "absent"]]
+        [
+            ["broken__lint-3", "report-only"],
+            ["demo__env-1", "supervised"],
+            ["demo__fix-2", "supervised"],
+            ["thinking:0", "absent"]
+        ]
     );
     assert_eq!(
         rows(&conn, "select source, bodies, blank, chars_max, long_repetition from sft_thinking_v1 order by 1"),
@@ -147,11 +203,17 @@ fn behaviour_heuristics() {
     assert_eq!(rows(&conn, "select sum(bash_commands)::bigint from sft_trajectory_stats_v1"), [["10"]]);
     // outcomes: fail-to-pass nodes 1 (env, resolved; lint, not), 2 (fix, resolved); pass-to-pass 2, 1, 3
     assert_eq!(
-        rows(&conn, "select fail_to_pass, instances, resolved, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by 1"),
+        rows(
+            &conn,
+            "select fail_to_pass, instances, resolved, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by 1"
+        ),
         [["1", "2", "1", "2", "2"], ["2", "1", "1", "2", "2"]]
     );
     assert_eq!(
-        rows(&conn, "select finish_reason, instances, successes, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"),
+        rows(
+            &conn,
+            "select finish_reason, instances, successes, median_pass_to_pass from sft_samples_outcomes_v1 order by 1"
+        ),
         [["max_steps", "1", "0", "7"], ["natural", "2", "2", "21"]]
     );
 }

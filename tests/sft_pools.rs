@@ -36,7 +36,8 @@ fn line(view_id: &str, pool: &str, instance: &str, mask: [u8; 8]) -> String {
 fn repair_and_recovery(dir: &Path, views: &[String]) -> duckdb::Connection {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
-    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#)
+        .unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
     sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
@@ -66,7 +67,9 @@ fn dedup_exposure_and_weights_by_hand() {
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
     sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
     let mut stmt = conn
-        .prepare("select mode, views, instances, exposure, unique_positions, context_tokens from sft_dedup_v1 order by mode")
+        .prepare(
+            "select mode, views, instances, exposure, unique_positions, context_tokens from sft_dedup_v1 order by mode",
+        )
         .unwrap();
     let dedup: Vec<(String, i64, i64, i64, i64, i64)> = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
@@ -75,11 +78,7 @@ fn dedup_exposure_and_weights_by_hand() {
         .collect();
     assert_eq!(
         dedup,
-        vec![
-            ("exact".into(), 3, 1, 8, 4, 24),
-            ("none".into(), 4, 1, 11, 4, 32),
-            ("union".into(), 2, 1, 6, 4, 16),
-        ]
+        vec![("exact".into(), 3, 1, 8, 4, 24), ("none".into(), 4, 1, 11, 4, 32), ("union".into(), 2, 1, 6, 4, 16),]
     );
     let mut stmt = conn
         .prepare("select mode, region_positions, region_exposure, exposure, new_instances, new_positions from sft_recovery_exposure_v1 order by mode")
@@ -99,10 +98,18 @@ fn dedup_exposure_and_weights_by_hand() {
     let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
         rows("select pool, views, exact_copies, remaining, subset_views from sft_dedup_exact_pools_v1 order by pool"),
-        [["A", "1", "0", "1", "0"], ["B", "1", "0", "1", "0"], ["C1", "1", "1", "0", "0"], ["C2", "1", "0", "1", "1"], ["C3", "1", "0", "1", "0"]]
+        [
+            ["A", "1", "0", "1", "0"],
+            ["B", "1", "0", "1", "0"],
+            ["C1", "1", "1", "0", "0"],
+            ["C2", "1", "0", "1", "1"],
+            ["C3", "1", "0", "1", "0"]
+        ]
     );
     assert_eq!(
-        rows("select pool, instances_with_view, kept_positions, union_positions, dropped_positions, instances_dropping from sft_dedup_priority_v1 order by pool"),
+        rows(
+            "select pool, instances_with_view, kept_positions, union_positions, dropped_positions, instances_dropping from sft_dedup_priority_v1 order by pool"
+        ),
         [["A", "1", "3", "3", "0", "0"], ["C1", "1", "3", "3", "0", "0"], ["C2", "1", "2", "3", "1", "1"]]
     );
     assert_eq!(
@@ -110,7 +117,9 @@ fn dedup_exposure_and_weights_by_hand() {
         [["C1", "1", "0.25", "1", "0.5"], ["C2", "1", "0.25", "1", "0.5"]]
     );
     assert_eq!(
-        rows("select k, views, top_k_supervised, supervised, share from sft_recovery_concentration_v1 where k in (1, 3) order by k"),
+        rows(
+            "select k, views, top_k_supervised, supervised, share from sft_recovery_concentration_v1 where k in (1, 3) order by k"
+        ),
         [["1", "1", "3", "3", "1"], ["3", "1", "3", "3", "1"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -134,8 +143,11 @@ fn weight_projection_counts_recovery_outside_the_union_once() {
         ],
     );
     assert_eq!(
-        rows(&conn, "select weight, union_exposure, region_positions, region_in_union, region_outside_union, total, region \
-                     from sft_weight_projection_at_v1([0.0, 1.0, 2.0]) order by weight"),
+        rows(
+            &conn,
+            "select weight, union_exposure, region_positions, region_in_union, region_outside_union, total, region \
+                     from sft_weight_projection_at_v1([0.0, 1.0, 2.0]) order by weight"
+        ),
         [
             ["0", "2", "4", "1", "3", "2", "1"],
             ["1", "2", "4", "1", "3", "6", "5"],
@@ -144,7 +156,10 @@ fn weight_projection_counts_recovery_outside_the_union_once() {
     );
     // at w = 1 the projection is what the exposure report counts
     assert_eq!(
-        rows(&conn, "select exposure, region_exposure, new_positions from sft_recovery_exposure_v1 where mode = 'union'"),
+        rows(
+            &conn,
+            "select exposure, region_exposure, new_positions from sft_recovery_exposure_v1 where mode = 'union'"
+        ),
         [["6", "5", "3"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -173,7 +188,10 @@ fn isolation_budget_and_outcomes_by_hand() {
         r#"{"splits": {"train": ["demo__repo-1"], "dev": ["other__x-2"]}, "protected_families": ["other__x"]}"#,
     )
     .unwrap();
-    for (id, resolved, f2p, p2p) in [("demo__repo-1", true, r#"["t1","t2"], "failure": []"#, r#"["p1","p2","p3"]"#), ("other__x-2", false, r#"[], "failure": ["t1"]"#, r#"["p1"]"#)] {
+    for (id, resolved, f2p, p2p) in [
+        ("demo__repo-1", true, r#"["t1","t2"], "failure": []"#, r#"["p1","p2","p3"]"#),
+        ("other__x-2", false, r#"[], "failure": ["t1"]"#, r#"["p1"]"#),
+    ] {
         std::fs::create_dir_all(dir.join(id)).unwrap();
         std::fs::write(
             dir.join(id).join("report.json"),
@@ -191,12 +209,16 @@ fn isolation_budget_and_outcomes_by_hand() {
         [["demo__repo", "1", "2", "false"], ["other__x", "1", "1", "true"]]
     );
     assert_eq!(
-        rows("select grad_accum, steps, train_instances, views, exposure, context_tokens, updates_per_epoch, passes \
-              from sft_budget_v1 where steps = 100 and grad_accum in (1, 8) order by grad_accum"),
+        rows(
+            "select grad_accum, steps, train_instances, views, exposure, context_tokens, updates_per_epoch, passes \
+              from sft_budget_v1 where steps = 100 and grad_accum in (1, 8) order by grad_accum"
+        ),
         [["1", "100", "1", "2", "6", "16", "2", "50"], ["8", "100", "1", "2", "6", "16", "1", "100"]]
     );
     assert_eq!(
-        rows("select fail_to_pass, instances, resolved, all_instances, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by fail_to_pass"),
+        rows(
+            "select fail_to_pass, instances, resolved, all_instances, all_resolved, median_pass_to_pass from sft_outcome_distribution_v1 order by fail_to_pass"
+        ),
         [["1", "1", "0", "2", "1", "2"], ["2", "1", "1", "2", "1", "2"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -237,7 +259,9 @@ fn thinking_bodies_and_supervised_tools_by_hand() {
         [["llamafactory", "2", "2", "1", "5800", "1"]]
     );
     assert_eq!(
-        rows("select tool, calls, share, supervised_calls, supervised_share, bash_share from sft_supervised_tools_v1 order by tool"),
+        rows(
+            "select tool, calls, share, supervised_calls, supervised_share, bash_share from sft_supervised_tools_v1 order by tool"
+        ),
         [["bash", "1", "0.5", "1", "1", "1"], ["search", "1", "0.5", "0", "0", "1"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -271,8 +295,16 @@ fn mini_traj(id: &str, middle: &str, second: &str) -> String {
 fn recovery_window_audit_by_hand() {
     let dir = std::env::temp_dir().join(format!("sphragis-windows-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("env.traj.json"), mini_traj("demo__env-1", "ls tests", "PUREMAGIC_SKIP=1 pytest tests/test_a.py")).unwrap();
-    std::fs::write(dir.join("fix.traj.json"), mini_traj("demo__fix-2", "sed -i 's/a/b/' src/a.py", "pytest tests/test_a.py")).unwrap();
+    std::fs::write(
+        dir.join("env.traj.json"),
+        mini_traj("demo__env-1", "ls tests", "PUREMAGIC_SKIP=1 pytest tests/test_a.py"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("fix.traj.json"),
+        mini_traj("demo__fix-2", "sed -i 's/a/b/' src/a.py", "pytest tests/test_a.py"),
+    )
+    .unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     for f in ["env.traj.json", "fix.traj.json"] {
         sphragis::sft::store::load_trajectories(&conn, &dir.join(f), None).unwrap();
@@ -309,7 +341,13 @@ fn final_report_status_and_expected_failures_by_hand() {
     // 8 tokens: message i spans [i, i+1); supervised where kept
     let spans: Vec<String> = (0..8)
         .map(|i| {
-            let role = if i == 0 { "system" } else if i % 2 == 0 { "assistant" } else { "user" };
+            let role = if i == 0 {
+                "system"
+            } else if i % 2 == 0 {
+                "assistant"
+            } else {
+                "user"
+            };
             format!(r#"{{"index":{i},"role":"{role}","start":{i},"end":{}}}"#, i + 1)
         })
         .collect();
@@ -325,7 +363,8 @@ fn final_report_status_and_expected_failures_by_hand() {
         view("c", "C3", "demo__c-3", "[6]", "[0,0,0,0,0,0,1,0]"),
     ];
     std::fs::write(dir.join("views.jsonl"), lines.join("\n") + "\n").unwrap();
-    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "C3": {"role": "report"}}}"#).unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "C3": {"role": "report"}}}"#)
+        .unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     for id in ["demo__a-1", "demo__b-2", "demo__c-3"] {
         sphragis::sft::store::load_trajectories(&conn, &dir.join(format!("{id}.traj.json")), None).unwrap();
@@ -339,7 +378,8 @@ fn final_report_status_and_expected_failures_by_hand() {
         // called absent)
         [["demo__a-1", "6", "supervised"], ["demo__b-2", "6", "masked"], ["demo__c-3", "6", "report-only"]]
     );
-    let flagged = rows("select view_id, instance_id, msg_index, status, evidence from sft_expected_failures_heuristic_v1");
+    let flagged =
+        rows("select view_id, instance_id, msg_index, status, evidence from sft_expected_failures_heuristic_v1");
     assert_eq!(flagged.len(), 1);
     assert_eq!(flagged[0][..4], ["c", "demo__c-3", "3", "needs review"]);
     assert!(flagged[0][4].contains("XFAIL tests/test_a.py::test_broken_fixture"), "{:?}", flagged[0][4]);
@@ -373,8 +413,16 @@ fn samples_database_by_hand() {
     // success must be 0 or 1; an instance may appear once
     for (name, values, expected) in [
         ("two.sqlite", "('b__b-1', 2, 'natural', 1, 1)", "field `samples[1].success`: 2 is not 0 or 1"),
-        ("dup.sqlite", "('c__c-1', 1, 'natural', 1, 1), ('c__c-1', 0, 'natural', 1, 1)", "field `samples[2].instance_id`: c__c-1 repeats row 1"),
-        ("again.sqlite", "('a__a-1', 1, 'natural', 1, 1)", "field `samples[1].instance_id`: a__a-1 is already loaded from"),
+        (
+            "dup.sqlite",
+            "('c__c-1', 1, 'natural', 1, 1), ('c__c-1', 0, 'natural', 1, 1)",
+            "field `samples[2].instance_id`: c__c-1 repeats row 1",
+        ),
+        (
+            "again.sqlite",
+            "('a__a-1', 1, 'natural', 1, 1)",
+            "field `samples[1].instance_id`: a__a-1 is already loaded from",
+        ),
     ] {
         let p = dir.join(name);
         rusqlite::Connection::open(&p)
@@ -404,14 +452,28 @@ fn samples_database_by_hand() {
 fn outcome_statistics_leave_ungraded_instances_out() {
     let dir = std::env::temp_dir().join(format!("sphragis-ungraded-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let views: Vec<String> =
-        ["i1", "i2", "i3", "i4"].iter().map(|i| line(&format!("v{i}"), "A", &format!("a__a-{i}"), [0, 0, 1, 1, 0, 0, 0, 0])).collect();
+    let views: Vec<String> = ["i1", "i2", "i3", "i4"]
+        .iter()
+        .map(|i| line(&format!("v{i}"), "A", &format!("a__a-{i}"), [0, 0, 1, 1, 0, 0, 0, 0]))
+        .collect();
     std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
     let reports = [
-        ("a__a-i1", r#"{"patch_successfully_applied": true, "resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["f1","f2"], "failure": []}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5"], "failure": []}}}"#),
-        ("a__a-i2", r#"{"patch_successfully_applied": true, "resolved": false, "tests_status": {"FAIL_TO_PASS": {"success": [], "failure": ["f1"]}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5","p6","p7"], "failure": []}}}"#),
-        ("a__a-i3", r#"{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": false, "resolved": false}"#),
-        ("a__a-i4", r#"{"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false, "resolved": false}"#),
+        (
+            "a__a-i1",
+            r#"{"patch_successfully_applied": true, "resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["f1","f2"], "failure": []}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5"], "failure": []}}}"#,
+        ),
+        (
+            "a__a-i2",
+            r#"{"patch_successfully_applied": true, "resolved": false, "tests_status": {"FAIL_TO_PASS": {"success": [], "failure": ["f1"]}, "PASS_TO_PASS": {"success": ["p1","p2","p3","p4","p5","p6","p7"], "failure": []}}}"#,
+        ),
+        (
+            "a__a-i3",
+            r#"{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": false, "resolved": false}"#,
+        ),
+        (
+            "a__a-i4",
+            r#"{"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false, "resolved": false}"#,
+        ),
     ];
     for (id, text) in reports {
         std::fs::create_dir_all(dir.join(id)).unwrap();
@@ -424,8 +486,10 @@ fn outcome_statistics_leave_ungraded_instances_out() {
     }
     let rows = |sql: &str| rows(&conn, sql);
     assert_eq!(
-        rows("select graded, fail_to_pass, instances, resolved, all_instances, all_resolved, all_not_graded, median_pass_to_pass \
-              from sft_outcome_distribution_v1 order by fail_to_pass nulls last"),
+        rows(
+            "select graded, fail_to_pass, instances, resolved, all_instances, all_resolved, all_not_graded, median_pass_to_pass \
+              from sft_outcome_distribution_v1 order by fail_to_pass nulls last"
+        ),
         [
             ["true", "1", "1", "0", "4", "1", "2", "6"],
             ["true", "2", "1", "1", "4", "1", "2", "6"],
@@ -433,7 +497,9 @@ fn outcome_statistics_leave_ungraded_instances_out() {
         ]
     );
     assert_eq!(
-        rows("select instance_id, outcome, resolved, fail_to_pass, pass_to_pass_passed from sft_instances_v1 order by 1"),
+        rows(
+            "select instance_id, outcome, resolved, fail_to_pass, pass_to_pass_passed from sft_instances_v1 order by 1"
+        ),
         [
             ["a__a-i1", "resolved", "true", "2", "5"],
             ["a__a-i2", "unresolved", "false", "1", "7"],
@@ -486,9 +552,7 @@ fn samples_outcomes_count_ungraded_apart() {
 fn tool_calls_are_bucketed_by_arguments_and_bash_agrees_with_stored_commands() {
     let dir = std::env::temp_dir().join(format!("sphragis-tool-classes-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let call = |id: &str, name: &str, args: serde_json::Value| {
-        serde_json::json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}})
-    };
+    let call = |id: &str, name: &str, args: serde_json::Value| serde_json::json!({"id": id, "type": "function", "function": {"name": name, "arguments": args.to_string()}});
     let row = serde_json::json!([{
         "instance_id": "demo__tools-1",
         "resolved": true,
@@ -524,11 +588,15 @@ fn tool_calls_are_bucketed_by_arguments_and_bash_agrees_with_stored_commands() {
     // the stored shell command points at the call it came from (call 1, not ordinal 0)
     assert_eq!(rows("select msg_index, call_index, command from sft_commands"), [["2", "1", "pytest -q"]]);
     assert_eq!(
-        rows("select tool_calls_bash, tool_calls_read, tool_calls_edit, tool_calls_submit, tool_calls_other from sft_instances_v1"),
+        rows(
+            "select tool_calls_bash, tool_calls_read, tool_calls_edit, tool_calls_submit, tool_calls_other from sft_instances_v1"
+        ),
         [["1", "1", "1", "1", "0"]]
     );
     assert_eq!(
-        rows("select (select calls from sft_supervised_tools_v1 where tool = 'bash'), bash_commands from sft_trajectory_stats_v1"),
+        rows(
+            "select (select calls from sft_supervised_tools_v1 where tool = 'bash'), bash_commands from sft_trajectory_stats_v1"
+        ),
         [["1", "1"]]
     );
     std::fs::remove_dir_all(dir).unwrap();

@@ -22,7 +22,11 @@ fn samples() -> PathBuf {
 fn with_tokenizer(path: &Path) -> ViewOptions {
     let t = TokenizerFile::read(path).unwrap();
     let vocab = (t.vocab_size(), t.sha256.clone());
-    ViewOptions { tokenizer: Some(vocab), segments: Some(Arc::new(Segmenter::new(t.tokenizer, t.sha256))), ..ViewOptions::default() }
+    ViewOptions {
+        tokenizer: Some(vocab),
+        segments: Some(Arc::new(Segmenter::new(t.tokenizer, t.sha256))),
+        ..ViewOptions::default()
+    }
 }
 
 type Row = (String, Option<String>, String, i64, i64, i64, i64, i64, i64, Option<String>);
@@ -37,7 +41,18 @@ fn per_view(conn: &duckdb::Connection, view: &str) -> Vec<Row> {
         )
         .unwrap();
     stmt.query_map([view], |r| {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?))
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+            r.get(7)?,
+            r.get(8)?,
+            r.get(9)?,
+        ))
     })
     .unwrap()
     .map(Result::unwrap)
@@ -50,7 +65,13 @@ fn row(view: &str, role: Option<&str>, segment: &str, n: [i64; 6], pattern: Opti
 
 fn loaded() -> duckdb::Connection {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    load(&conn, &samples().join("segment_views.jsonl"), &with_tokenizer(&samples().join("chatml_tokenizer.json")), &mut |_| {}).unwrap();
+    load(
+        &conn,
+        &samples().join("segment_views.jsonl"),
+        &with_tokenizer(&samples().join("chatml_tokenizer.json")),
+        &mut |_| {},
+    )
+    .unwrap();
     conn
 }
 
@@ -82,9 +103,11 @@ fn segments_per_view_count_supervised_tokens_by_hand() {
     ];
     assert_eq!(per_view(&conn, "seg-normal"), normal);
     let total: (i64, i64) = conn
-        .query_row("select sum(tokens), sum(supervised) from sft_segment_supervision_v1 where view_id = 'seg-normal'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "select sum(tokens), sum(supervised) from sft_segment_supervision_v1 where view_id = 'seg-normal'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!(total, (72, 32));
     // seg-header: both headers trained as well (mask [21,49) and [61,71))
@@ -108,8 +131,11 @@ fn segments_per_view_count_supervised_tokens_by_hand() {
         ]
     );
     // the file and the tokenizer and rules behind the segments are recorded
-    let (views, segments, rules): (i64, i64, String) =
-        conn.query_row("select views, segments, rules from sft_segment_files", [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap();
+    let (views, segments, rules): (i64, i64, String) = conn
+        .query_row("select views, segments, rules from sft_segment_files", [], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })
+        .unwrap();
     assert_eq!((views, segments), (6, 6 * 18));
     let rules: serde_json::Value = serde_json::from_str(&rules).unwrap();
     assert_eq!(rules["headers_opened_by"]["<|im_start|>"], 30);
@@ -132,7 +158,8 @@ fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
     load(&conn, &plain, &ViewOptions::default(), &mut |_| {}).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 
-    type P = (String, Option<String>, String, i64, i64, i64, i64, i64, Option<String>, i64, Option<String>, Option<String>);
+    type P =
+        (String, Option<String>, String, i64, i64, i64, i64, i64, Option<String>, i64, Option<String>, Option<String>);
     let mut stmt = conn
         .prepare(
             "select pool, role, segment, views, always_views, never_views, partly_views, no_pattern_views, majority_pattern, \
@@ -141,13 +168,47 @@ fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
         .unwrap();
     let got: Vec<P> = stmt
         .query_map([], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?, r.get(9)?, r.get(10)?, r.get(11)?))
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+                r.get(7)?,
+                r.get(8)?,
+                r.get(9)?,
+                r.get(10)?,
+                r.get(11)?,
+            ))
         })
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    let p = |pool: &str, role: Option<&str>, seg: &str, n: [i64; 5], majority: Option<&str>, dev: i64, ids: Option<&str>, note: Option<&str>| -> P {
-        (pool.into(), role.map(Into::into), seg.into(), n[0], n[1], n[2], n[3], n[4], majority.map(Into::into), dev, ids.map(Into::into), note.map(Into::into))
+    let p = |pool: &str,
+             role: Option<&str>,
+             seg: &str,
+             n: [i64; 5],
+             majority: Option<&str>,
+             dev: i64,
+             ids: Option<&str>,
+             note: Option<&str>|
+     -> P {
+        (
+            pool.into(),
+            role.map(Into::into),
+            seg.into(),
+            n[0],
+            n[1],
+            n[2],
+            n[3],
+            n[4],
+            majority.map(Into::into),
+            dev,
+            ids.map(Into::into),
+            note.map(Into::into),
+        )
     };
     let a = Some("assistant");
     let (always, never) = (Some("always"), Some("never"));
@@ -165,9 +226,27 @@ fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
         }
     }
     expected.push(p("A", None, "outside", [4, 0, 4, 0, 0], never, 0, None, None));
-    expected.push(p("A", None, "unknown", [1, 0, 0, 0, 1], None, 0, None, Some("segments unknown: loaded without --tokenizer (cut them with views segments --tokenizer T)")));
+    expected.push(p(
+        "A",
+        None,
+        "unknown",
+        [1, 0, 0, 0, 1],
+        None,
+        0,
+        None,
+        Some("segments unknown: loaded without --tokenizer (cut them with views segments --tokenizer T)"),
+    ));
     // pool C: one view trains the end of turn, one does not: no majority, both named
-    expected.push(p("C", a, "end_of_turn", [2, 1, 1, 0, 0], None, 2, Some("seg-tie-a, seg-tie-b"), Some("no majority: patterns tie")));
+    expected.push(p(
+        "C",
+        a,
+        "end_of_turn",
+        [2, 1, 1, 0, 0],
+        None,
+        2,
+        Some("seg-tie-a, seg-tie-b"),
+        Some("no majority: patterns tie"),
+    ));
     expected.push(p("C", a, "header", [2, 0, 2, 0, 0], never, 0, None, None));
     expected.push(p("C", a, "text", [2, 2, 0, 0, 0], always, 0, None, None));
     expected.push(p("C", a, "thinking", [2, 2, 0, 0, 0], always, 0, None, None));
@@ -204,9 +283,11 @@ fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
     );
     // the unknown view's row carries its size, not zeros pretending to be segments
     let unknown: (i64, i64, Option<String>) = conn
-        .query_row("select tokens, supervised, pattern from sft_segment_supervision_v1 where view_id = 'seg-unknown'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        .query_row(
+            "select tokens, supervised, pattern from sft_segment_supervision_v1 where view_id = 'seg-unknown'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .unwrap();
     assert_eq!(unknown, (72, 32, None));
 }
@@ -227,7 +308,11 @@ fn segments_are_written_in_the_load_transaction() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(format!("{err:#}").contains("\"seg-normal\" is already used"), "{err:#}");
     let counts: (i64, i64) = conn
-        .query_row("select (select count(*) from sft_view_segments), (select count(*) from sft_segment_files)", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(
+            "select (select count(*) from sft_view_segments), (select count(*) from sft_segment_files)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!(counts, (6 * 18, 1));
 }
@@ -243,7 +328,11 @@ fn qwen3_reference_views_segments_match_an_independent_count() {
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
     let views = shared.join("sft/reference-views-qwen3/views.jsonl");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    let options = ViewOptions { pool: Some("ref".into()), span_end: Some(SpanEnd::Exclusive), ..with_tokenizer(&shared.join("tokenizers/qwen3/tokenizer.json")) };
+    let options = ViewOptions {
+        pool: Some("ref".into()),
+        span_end: Some(SpanEnd::Exclusive),
+        ..with_tokenizer(&shared.join("tokenizers/qwen3/tokenizer.json"))
+    };
     load(&conn, &views, &options, &mut |_| {}).unwrap();
     let mut stmt = conn
         .prepare(
@@ -283,10 +372,12 @@ fn segments_refuse_a_tokenizer_other_than_the_views_declare() {
     let file = dir.join("declared.jsonl");
     let first = std::fs::read_to_string(samples().join("segment_views.jsonl")).unwrap();
     let line = |id: &str, sha: &str| {
-        first.lines().next().unwrap().replace("\"seg-normal\"", &format!("\"{id}\"")).replace(
-            "\"origin\": {\"note\"",
-            &format!("\"origin\": {{\"tokenizer_sha256\": \"{sha}\", \"note\""),
-        )
+        first
+            .lines()
+            .next()
+            .unwrap()
+            .replace("\"seg-normal\"", &format!("\"{id}\""))
+            .replace("\"origin\": {\"note\"", &format!("\"origin\": {{\"tokenizer_sha256\": \"{sha}\", \"note\""))
     };
     let options = with_tokenizer(&samples().join("chatml_tokenizer.json"));
     let sha = options.segments.as_ref().unwrap().sha256().to_string();
@@ -331,12 +422,20 @@ fn views_segments_cuts_files_loaded_without_a_tokenizer() {
     let cut = run(&["views", "segments", "--tokenizer", tokenizer.to_str().unwrap()]);
     let said = String::from_utf8_lossy(&cut.stdout);
     assert!(cut.status.success(), "{cut:?}");
-    assert!(said.contains("cut 6 views of ") && said.contains("segment_views.jsonl (file_id 1) into 108 segments"), "{said}");
+    assert!(
+        said.contains("cut 6 views of ") && said.contains("segment_views.jsonl (file_id 1) into 108 segments"),
+        "{said}"
+    );
     let again = run(&["views", "segments", "--tokenizer", tokenizer.to_str().unwrap()]);
-    assert!(String::from_utf8_lossy(&again.stdout).contains("every loaded view file already has segments; nothing written"));
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("every loaded view file already has segments; nothing written")
+    );
     let rows = run(&["report", "segment-deviations", "--format", "csv"]);
-    let rows: Vec<String> =
-        String::from_utf8_lossy(&rows.stdout).lines().filter(|l| !l.starts_with('#')).map(|l| l.split(',').take(6).collect::<Vec<_>>().join(",")).collect();
+    let rows: Vec<String> = String::from_utf8_lossy(&rows.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split(',').take(6).collect::<Vec<_>>().join(","))
+        .collect();
     assert_eq!(
         rows,
         [
@@ -356,7 +455,8 @@ fn views_segments_cuts_files_loaded_without_a_tokenizer() {
 fn views_segments_refuses_views_loaded_with_another_tokenizer() {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let word_level = TokenizerFile::read(&samples().join("tokenizer.json")).unwrap();
-    let options = ViewOptions { tokenizer: Some((word_level.vocab_size(), word_level.sha256.clone())), ..ViewOptions::default() };
+    let options =
+        ViewOptions { tokenizer: Some((word_level.vocab_size(), word_level.sha256.clone())), ..ViewOptions::default() };
     load(&conn, &samples().join("segment_views.jsonl"), &options, &mut |_| {}).unwrap();
     let chatml = with_tokenizer(&samples().join("chatml_tokenizer.json"));
     let segmenter = chatml.segments.unwrap();
@@ -370,7 +470,11 @@ fn views_segments_refuses_views_loaded_with_another_tokenizer() {
         "{err}"
     );
     let written: (i64, i64) = conn
-        .query_row("select (select count(*) from sft_view_segments), (select count(*) from sft_segment_files)", [], |r| Ok((r.get(0)?, r.get(1)?)))
+        .query_row(
+            "select (select count(*) from sft_view_segments), (select count(*) from sft_segment_files)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!(written, (0, 0));
 }

@@ -31,16 +31,29 @@ fn spans(list: &[(u32, &str, u32, u32)]) -> String {
 fn db() -> duckdb::Connection {
     let dir = std::env::temp_dir().join(format!("sphragis-truncation-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let long = spans(&[(0, "system", 0, 2), (1, "user", 2, 4), (2, "assistant", 4, 7), (3, "user", 7, 8), (4, "assistant", 8, 12)]);
+    let long = spans(&[
+        (0, "system", 0, 2),
+        (1, "user", 2, 4),
+        (2, "assistant", 4, 7),
+        (3, "user", 7, 8),
+        (4, "assistant", 8, 12),
+    ]);
     let short = spans(&[(0, "user", 0, 2), (1, "assistant", 2, 6)]);
     let ids12 = "[1,2,3,4,5,6,7,8,9,10,11,12]";
     let views = [
-        format!(r#"{{"view_id":"a","pool":"A","instance_id":"i1","input_ids":{ids12},"loss_mask":[0,0,0,0,0,1,1,0,0,1,1,1],"message_spans":{long},"span_end":"exclusive"}}"#),
-        format!(r#"{{"view_id":"b","pool":"B","instance_id":"i1","input_ids":{ids12},"loss_mask":[0,0,0,0,0,0,0,0,0,1,1,1],"message_spans":{long},"span_end":"exclusive"}}"#),
-        format!(r#"{{"view_id":"c","pool":"A","instance_id":"i2","input_ids":[1,2,3,4,5,6],"loss_mask":[0,0,0,1,1,1],"message_spans":{short},"span_end":"exclusive"}}"#),
+        format!(
+            r#"{{"view_id":"a","pool":"A","instance_id":"i1","input_ids":{ids12},"loss_mask":[0,0,0,0,0,1,1,0,0,1,1,1],"message_spans":{long},"span_end":"exclusive"}}"#
+        ),
+        format!(
+            r#"{{"view_id":"b","pool":"B","instance_id":"i1","input_ids":{ids12},"loss_mask":[0,0,0,0,0,0,0,0,0,1,1,1],"message_spans":{long},"span_end":"exclusive"}}"#
+        ),
+        format!(
+            r#"{{"view_id":"c","pool":"A","instance_id":"i2","input_ids":[1,2,3,4,5,6],"loss_mask":[0,0,0,1,1,1],"message_spans":{short},"span_end":"exclusive"}}"#
+        ),
     ];
     std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
-    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#).unwrap();
+    std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#)
+        .unwrap();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
     sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
@@ -70,11 +83,17 @@ fn truncation_counts_lost_supervision_cut_messages_and_all_masked_views() {
         ]
     );
     assert_eq!(
-        rows(&conn, "select view_id, kept_from, kept_to, supervised, supervised_kept, all_masked_after, trained_messages_dropped, final_report_lost \
-                     from sft_truncation_views_at_v1([8], 'right') order by view_id"),
+        rows(
+            &conn,
+            "select view_id, kept_from, kept_to, supervised, supervised_kept, all_masked_after, trained_messages_dropped, final_report_lost \
+                     from sft_truncation_views_at_v1([8], 'right') order by view_id"
+        ),
         [["a", "0", "8", "5", "2", "false", "1", "true"], ["b", "0", "8", "3", "0", "true", "1", "true"]]
     );
-    let err = conn.prepare("select * from sft_truncation_at_v1([8], 'middle')").and_then(|mut s| s.query([]).map(|_| ())).unwrap_err();
+    let err = conn
+        .prepare("select * from sft_truncation_at_v1([8], 'middle')")
+        .and_then(|mut s| s.query([]).map(|_| ()))
+        .unwrap_err();
     assert!(err.to_string().contains("side must be 'right' or 'left', not middle"), "{err}");
     // the grid view: every pool at 8k/16k/32k/64k, nothing over on these short views
     assert_eq!(rows(&conn, "select count(*), sum(views_over) from sft_truncation_v1"), [["8", "0"]]);

@@ -17,7 +17,10 @@ use std::path::Path;
 fn failures(conn: &duckdb::Connection) -> BTreeMap<String, Vec<(String, Option<i64>)>> {
     let mut stmt = conn.prepare("select view_id, check_name, position from sft_contract_failures_v1").unwrap();
     let mut out: BTreeMap<String, Vec<(String, Option<i64>)>> = BTreeMap::new();
-    for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<i64>>(2)?))).unwrap() {
+    for row in stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, Option<i64>>(2)?)))
+        .unwrap()
+    {
         let (view, check, position) = row.unwrap();
         out.entry(view).or_default().push((check, position));
     }
@@ -28,7 +31,8 @@ fn failures(conn: &duckdb::Connection) -> BTreeMap<String, Vec<(String, Option<i
 fn each_bad_view_fails_exactly_its_check() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
-    let options = ViewOptions { tokenizer: Some(tokenizer_info(&dir.join("tokenizer.json")).unwrap()), ..ViewOptions::default() };
+    let options =
+        ViewOptions { tokenizer: Some(tokenizer_info(&dir.join("tokenizer.json")).unwrap()), ..ViewOptions::default() };
     load(&conn, &dir.join("views.jsonl"), &options, &mut |_| {}).unwrap();
     let got = failures(&conn);
     let expected: BTreeMap<String, Vec<(String, Option<i64>)>> = [
@@ -55,7 +59,8 @@ fn each_bad_view_fails_exactly_its_check() {
     let mut stmt = conn
         .prepare("select check_name, passed from sft_contract_v1 where view_id = 'a-good' order by check_name")
         .unwrap();
-    let checks: Vec<(String, Option<bool>)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let checks: Vec<(String, Option<bool>)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
     assert_eq!(checks.len(), 11);
     for (check, passed) in checks {
         let expected = if check == "declared_sha256" { None } else { Some(true) };
@@ -160,7 +165,8 @@ fn view_that_trains_nothing_fails_the_contract() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    let row = |v: &str, m: i64, k: Option<bool>, s: i64, a: i64, f: &str| (v.to_string(), m, k, s, Some(6), a, f.to_string());
+    let row =
+        |v: &str, m: i64, k: Option<bool>, s: i64, a: i64, f: &str| (v.to_string(), m, k, s, Some(6), a, f.to_string());
     assert_eq!(
         rows,
         vec![
@@ -201,8 +207,11 @@ fn the_reference_views_load_and_keep_the_contract() {
     let mut stmt = conn
         .prepare("select instance_id, n_ids, len(list_filter(loss_mask, lambda x: x = 1)), vocab_size, mask_source from sft_views order by n_ids")
         .unwrap();
-    let rows: Vec<(String, i64, i64, i64, String)> =
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))).unwrap().map(Result::unwrap).collect();
+    let rows: Vec<(String, i64, i64, i64, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(
         rows,
         vec![
@@ -256,12 +265,15 @@ fn values_beyond_32_bits_repeated_ids_and_negative_ids() {
     let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 0, "nothing of a failed load is kept");
     // without a tokenizer the vocabulary bound is unknown, but a negative id still fails
-    let negative = write("negative.jsonl", "{\"view_id\":\"n\",\"instance_id\":\"x\",\"input_ids\":[5,-1],\"loss_mask\":[0,1]}\n");
+    let negative =
+        write("negative.jsonl", "{\"view_id\":\"n\",\"instance_id\":\"x\",\"input_ids\":[5,-1],\"loss_mask\":[0,1]}\n");
     load(&conn, &negative, &options, &mut |_| {}).unwrap();
     let (passed, position): (Option<bool>, Option<i64>) = conn
-        .query_row("select passed, position from sft_contract_v1 where view_id = 'n' and check_name = 'vocab'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?))
-        })
+        .query_row(
+            "select passed, position from sft_contract_v1 where view_id = 'n' and check_name = 'vocab'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
     assert_eq!((passed, position), (Some(false), Some(1)));
     std::fs::remove_dir_all(dir).unwrap();
@@ -274,7 +286,8 @@ fn outcomes_are_bound_to_their_folder_and_unapplied_patches_load() {
     let dir = std::env::temp_dir().join(format!("sphragis-outcomes-{}", std::process::id()));
     let report = r#"{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": true, "resolved": true,
         "tests_status": {"FAIL_TO_PASS": {"success": ["t1", "t2"], "failure": []}, "PASS_TO_PASS": {"success": ["t3"], "failure": ["t4"]}}}"#;
-    let unapplied = r#"{"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false, "resolved": false}"#;
+    let unapplied =
+        r#"{"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false, "resolved": false}"#;
     for (id, text) in [("a__a-1", report), ("a__a-2", report), ("a__a-3", unapplied)] {
         std::fs::create_dir_all(dir.join(id)).unwrap();
         std::fs::write(dir.join(id).join("report.json"), text).unwrap();
@@ -294,7 +307,11 @@ fn outcomes_are_bound_to_their_folder_and_unapplied_patches_load() {
     // The unapplied patch graded no test: NULL counts, not 0 (issue 9).
     assert_eq!(
         rows,
-        vec![("a__a-1".into(), true, Some(2), Some(1)), ("a__a-2".into(), true, Some(2), Some(1)), ("a__a-3".into(), false, None, None)]
+        vec![
+            ("a__a-1".into(), true, Some(2), Some(1)),
+            ("a__a-2".into(), true, Some(2), Some(1)),
+            ("a__a-3".into(), false, None, None)
+        ]
     );
     std::fs::remove_dir_all(dir).unwrap();
 }

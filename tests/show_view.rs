@@ -88,7 +88,18 @@ fn built(name: &str) -> Scratch {
     }
     let tokenizer = sft().join("chatml_tokenizer.json");
     let template = sft().join("chatml_training.jinja");
-    s.ok(&["views", "build", "--tokenizer", path(&tokenizer), "--template", path(&template), "--pool", "A", "--out", "v.jsonl"]);
+    s.ok(&[
+        "views",
+        "build",
+        "--tokenizer",
+        path(&tokenizer),
+        "--template",
+        path(&template),
+        "--pool",
+        "A",
+        "--out",
+        "v.jsonl",
+    ]);
     s.ok(&["load", "views", "v.jsonl"]);
     s
 }
@@ -142,7 +153,8 @@ fn html_colours_exactly_the_supervised_positions_of_a_built_view() {
         let n_ids = s.json("select n_ids::varchar from sft_views where view_id = ?", view_id);
         assert_eq!(toks.len() as u64, n_ids.as_u64().unwrap(), "one element per position");
         assert!(toks.iter().enumerate().all(|(i, t)| t.pos == i as i64), "positions in order, none merged");
-        let coloured: Vec<i64> = toks.iter().filter(|t| t.classes.iter().any(|c| c == "sphm-sup")).map(|t| t.pos).collect();
+        let coloured: Vec<i64> =
+            toks.iter().filter(|t| t.classes.iter().any(|c| c == "sphm-sup")).map(|t| t.pos).collect();
         let expected = s.supervised_positions(view_id);
         assert!(!expected.is_empty());
         assert_eq!(coloured, expected, "{view_id}: coloured positions = mask 1 positions");
@@ -154,20 +166,31 @@ fn html_colours_exactly_the_supervised_positions_of_a_built_view() {
             "select to_json(list({'msg': msg_index, 'role': role} order by ordinal))::varchar from sft_view_spans where view_id = ?",
             view_id,
         );
-        let shown: Vec<serde_json::Value> =
-            re.captures_iter(&html).map(|c| serde_json::json!({"msg": c[2].parse::<i64>().unwrap(), "role": &c[1]})).collect();
+        let shown: Vec<serde_json::Value> = re
+            .captures_iter(&html)
+            .map(|c| serde_json::json!({"msg": c[2].parse::<i64>().unwrap(), "role": &c[1]}))
+            .collect();
         assert_eq!(serde_json::Value::Array(shown), spans);
-        assert!(html.contains("data-role=\"assistant\" data-msg=\"2\" data-kept=\"kept\""), "kept assistant messages are marked");
+        assert!(
+            html.contains("data-role=\"assistant\" data-msg=\"2\" data-kept=\"kept\""),
+            "kept assistant messages are marked"
+        );
         assert!(html.contains("passes every contract check"));
         assert!(html.contains("macro sft_view_positions_at_v1 sha256 "), "stamped with the macro the rows came from");
-        assert!(html.starts_with("<!DOCTYPE html>") && !html.contains("<script") && !html.contains("http"), "offline page");
+        assert!(
+            html.starts_with("<!DOCTYPE html>") && !html.contains("<script") && !html.contains("http"),
+            "offline page"
+        );
     }
 }
 
 #[test]
 fn a_view_that_records_its_tokenizer_needs_that_tokenizer_or_ids() {
     let s = built("tokenizer");
-    let sha = s.json("select to_json(origin::json->>'tokenizer_sha256')::varchar from sft_views where view_id = ?", "A:demo__env-1");
+    let sha = s.json(
+        "select to_json(origin::json->>'tokenizer_sha256')::varchar from sft_views where view_id = ?",
+        "A:demo__env-1",
+    );
     let sha = sha.as_str().unwrap();
     // none given: an error naming the SHA-256 and the two ways out
     let out = s.run(&["show", "view", "A:demo__env-1"]);
@@ -258,7 +281,10 @@ fn first_offending_position_of_a_failed_contract_check_is_highlighted() {
     assert_eq!(bad.len(), 1, "{html}");
     assert_eq!(bad[0].0, 1);
     let anchor = bad[0].1.clone().expect("the first offending position has an id");
-    assert!(html.contains(&format!("first offending position <a href=\"#{anchor}\">1</a> (supervised_in_kept_assistant)")), "{html}");
+    assert!(
+        html.contains(&format!("first offending position <a href=\"#{anchor}\">1</a> (supervised_in_kept_assistant)")),
+        "{html}"
+    );
     assert!(html.contains("fails 2 contract check(s)") && html.contains("<code>ledger</code>"), "{html}");
     // the supervised colour stays exact on a failing view too
     let coloured: Vec<i64> = toks.iter().filter(|t| t.classes.iter().any(|c| c == "sphm-sup")).map(|t| t.pos).collect();
@@ -267,7 +293,10 @@ fn first_offending_position_of_a_failed_contract_check_is_highlighted() {
     let out = s.ok(&["show", "view", "bad:1", "--format", "ansi"]);
     assert!(out.contains("first offending position: 1 (supervised_in_kept_assistant)"), "{out}");
     let (styled, _) = ansi_tokens(&out);
-    assert_eq!(styled.iter().map(|(t, p)| (t.trim(), p.as_str())).collect::<Vec<_>>(), [("6", "97;41"), ("8", "30;42")]);
+    assert_eq!(
+        styled.iter().map(|(t, p)| (t.trim(), p.as_str())).collect::<Vec<_>>(),
+        [("6", "97;41"), ("8", "30;42")]
+    );
 }
 
 #[test]
@@ -294,7 +323,9 @@ fn show_view_writes_an_html_file_for_out_html() {
 
 /// `$SPHRAGIS_SHARED` (CI) or `../shared` beside the repository.
 fn shared() -> PathBuf {
-    std::env::var_os("SPHRAGIS_SHARED").map(Into::into).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+    std::env::var_os("SPHRAGIS_SHARED")
+        .map(Into::into)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
 }
 
 #[test]
@@ -311,7 +342,11 @@ fn real_byte_level_views_show_one_element_per_position_and_their_own_supervised_
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["instance_id"].as_str().unwrap().to_string(), v["n_tokens"].as_u64().unwrap(), v["n_supervised"].as_u64().unwrap())
+            (
+                v["instance_id"].as_str().unwrap().to_string(),
+                v["n_tokens"].as_u64().unwrap(),
+                v["n_supervised"].as_u64().unwrap(),
+            )
         })
         .collect();
     assert_eq!(expected.len(), 2);

@@ -47,7 +47,9 @@ fn stock_rows(db: &Path, sql: &str) -> serde_json::Value {
     let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap();
     let conn = duckdb::Connection::open_with_flags(db, config).unwrap();
     let no_udf: i64 = conn
-        .query_row("select count(*) from duckdb_functions() where function_name like 'sph\\_%' escape '\\'", [], |r| r.get(0))
+        .query_row("select count(*) from duckdb_functions() where function_name like 'sph\\_%' escape '\\'", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(no_udf, 0, "the stock connection must not see sphragis functions");
     let table = sphragis::report::query(&conn, sql, &[]).unwrap_or_else(|e| panic!("{sql}: {e:#}"));
@@ -87,7 +89,10 @@ fn parametrised_reports_are_stamped_with_their_macro_and_arguments() {
     let rows = json["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!((rows[0]["weight"].as_f64(), rows[0]["total"].as_f64()), (Some(0.5), Some(7.0)));
-    assert_eq!((rows[1]["weight"].as_f64(), rows[1]["total"].as_f64(), rows[1]["region"].as_f64()), (Some(3.0), Some(12.0), Some(8.0)));
+    assert_eq!(
+        (rows[1]["weight"].as_f64(), rows[1]["total"].as_f64(), rows[1]["region"].as_f64()),
+        (Some(3.0), Some(12.0), Some(8.0))
+    );
 
     let json = check(&db, &["budget", "--grad-accum", "2", "--steps", "10,30"]);
     assert_eq!(json["name"], "sft_budget_at_v1");
@@ -104,9 +109,15 @@ fn parametrised_reports_are_stamped_with_their_macro_and_arguments() {
 
     // Truncation: each report's own default lengths unless given; the side as given.
     let json = check(&db, &["truncation", "--side", "left"]);
-    assert_eq!((json["name"].as_str(), json["arguments"].as_str()), (Some("sft_truncation_at_v1"), Some("[8192, 16384, 32768, 65536], 'left'")));
+    assert_eq!(
+        (json["name"].as_str(), json["arguments"].as_str()),
+        (Some("sft_truncation_at_v1"), Some("[8192, 16384, 32768, 65536], 'left'"))
+    );
     let json = check(&db, &["truncation-views", "--max-length", "5"]);
-    assert_eq!((json["name"].as_str(), json["arguments"].as_str()), (Some("sft_truncation_views_at_v1"), Some("[5], 'right'")));
+    assert_eq!(
+        (json["name"].as_str(), json["arguments"].as_str()),
+        (Some("sft_truncation_views_at_v1"), Some("[5], 'right'"))
+    );
     // the demo's views are 8 tokens: all 6 are over 5 tokens
     assert_eq!(json["rows"].as_array().unwrap().len(), 6);
 
@@ -138,7 +149,13 @@ fn parameters_of_another_report_or_bad_values_are_usage_errors() {
         &["budget", "--steps", "0"],
         &["budget", "--grad-accum", "0"],
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_sphragis")).arg("--db").arg(&db).arg("report").args(args).output().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_sphragis"))
+            .arg("--db")
+            .arg(&db)
+            .arg("report")
+            .args(args)
+            .output()
+            .unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
@@ -149,8 +166,14 @@ fn macros_are_callable_from_a_stock_client() {
     // Macros and grid views are stored in the file: a plain connection calls them.
     let rows = stock_rows(&db, "select weight, total from sft_weight_projection_at_v1([2.0]) order by all");
     assert_eq!(rows, serde_json::json!([{"weight": 2.0, "total": 10.0}]));
-    let rows = stock_rows(&db, "select kind, count(*) as n from sph_views where name like '%\\_at\\_v%' escape '\\' group by kind");
+    let rows = stock_rows(
+        &db,
+        "select kind, count(*) as n from sph_views where name like '%\\_at\\_v%' escape '\\' group by kind",
+    );
     assert_eq!(rows, serde_json::json!([{"kind": "macro", "n": 7}]), "5 SFT macros and the 2 of diff");
     // The pointer macro follows the latest version.
-    assert_eq!(stock_rows(&db, "select passes from sft_budget_at([8], [100])"), stock_rows(&db, "select passes from sft_budget_at_v1([8], [100])"));
+    assert_eq!(
+        stock_rows(&db, "select passes from sft_budget_at([8], [100])"),
+        stock_rows(&db, "select passes from sft_budget_at_v1([8], [100])")
+    );
 }

@@ -128,21 +128,36 @@ fn generation_ending_in_untokenized_whitespace_stays_inside_its_message() {
     let out = build(&s, &sft().join("chatml_training.jinja"), "v.jsonl", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("warning: 9 generation ranges in 3 views end (or start) on characters no token covers"), "{stderr}");
+    assert!(
+        stderr.contains("warning: 9 generation ranges in 3 views end (or start) on characters no token covers"),
+        "{stderr}"
+    );
     for view in lines(&s.dir.join("v.jsonl")) {
         let mask: Vec<u64> = view["loss_mask"].as_array().unwrap().iter().map(|m| m.as_u64().unwrap()).collect();
         let spans = view["message_spans"].as_array().unwrap();
         // every supervised position lies inside an assistant message, and every assistant
         // message has some
         for (t, _) in mask.iter().enumerate().filter(|(_, m)| **m == 1) {
-            let span = spans.iter().find(|s| s["start"].as_u64().unwrap() as usize <= t && t < s["end"].as_u64().unwrap() as usize);
-            assert_eq!(span.map(|s| s["role"].as_str().unwrap()), Some("assistant"), "{} position {t}", view["view_id"]);
+            let span = spans
+                .iter()
+                .find(|s| s["start"].as_u64().unwrap() as usize <= t && t < s["end"].as_u64().unwrap() as usize);
+            assert_eq!(
+                span.map(|s| s["role"].as_str().unwrap()),
+                Some("assistant"),
+                "{} position {t}",
+                view["view_id"]
+            );
         }
         for s in spans.iter().filter(|s| s["role"] == "assistant") {
             let (a, b) = (s["start"].as_u64().unwrap() as usize, s["end"].as_u64().unwrap() as usize);
             assert!(mask[a..b].contains(&1), "{} message {}", view["view_id"], s["index"]);
         }
-        assert_eq!(view["origin"]["mask_rule"]["generation_ranges"], serde_json::json!([0, 1, 2]), "{}", view["view_id"]);
+        assert_eq!(
+            view["origin"]["mask_rule"]["generation_ranges"],
+            serde_json::json!([0, 1, 2]),
+            "{}",
+            view["view_id"]
+        );
     }
     // loaded, they pass the contract
     let tokenizer = sft().join("tokenizer.json");

@@ -7,11 +7,11 @@
 //! every report, and write the HTML report `<demo-db>.html` (e.g. `sphragis-demo.html`).
 
 use super::{CliError, FormatArg, Ui};
+use crate::ingest::InputKind;
 use crate::ingest::LoadOutcome;
 use crate::report::{self, REPORTS};
-use crate::ingest::InputKind;
-use crate::review::load::load;
 use crate::review::freeze::{freeze, verify_reproduce};
+use crate::review::load::load;
 use crate::review::refine::{RefineOptions, Rule, refine};
 use crate::review::splits;
 use std::path::{Path, PathBuf};
@@ -30,9 +30,18 @@ const SAMPLES: &[(&str, &[u8])] = &[
     ("sft/audit/pools.json", include_bytes!("../../data-samples/sft/audit/pools.json")),
     ("sft/audit/manifest.json", include_bytes!("../../data-samples/sft/audit/manifest.json")),
     ("sft/audit/samples.sqlite", include_bytes!("../../data-samples/sft/audit/samples.sqlite")),
-    ("sft/audit/logs/demo__env-1/report.json", include_bytes!("../../data-samples/sft/audit/logs/demo__env-1/report.json")),
-    ("sft/audit/logs/demo__fix-2/report.json", include_bytes!("../../data-samples/sft/audit/logs/demo__fix-2/report.json")),
-    ("sft/audit/logs/broken__lint-3/report.json", include_bytes!("../../data-samples/sft/audit/logs/broken__lint-3/report.json")),
+    (
+        "sft/audit/logs/demo__env-1/report.json",
+        include_bytes!("../../data-samples/sft/audit/logs/demo__env-1/report.json"),
+    ),
+    (
+        "sft/audit/logs/demo__fix-2/report.json",
+        include_bytes!("../../data-samples/sft/audit/logs/demo__fix-2/report.json"),
+    ),
+    (
+        "sft/audit/logs/broken__lint-3/report.json",
+        include_bytes!("../../data-samples/sft/audit/logs/broken__lint-3/report.json"),
+    ),
 ];
 
 #[derive(Debug, clap::Args)]
@@ -56,19 +65,23 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     let samples = match &args.samples {
         Some(dir) if dir.join("review/examples.jsonl").is_file() => dir.clone(),
         Some(dir) => {
-            return Err(anyhow::anyhow!("{}: no review/examples.jsonl here; is it a data-samples folder?", dir.display()).into());
+            return Err(anyhow::anyhow!(
+                "{}: no review/examples.jsonl here; is it a data-samples folder?",
+                dir.display()
+            )
+            .into());
         }
         None if default.join("review/examples.jsonl").is_file() => default,
         None => {
-        let dir = PathBuf::from(format!("{}.samples", db.display()));
-        for (name, text) in SAMPLES {
-            let path = dir.join(name);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
+            let dir = PathBuf::from(format!("{}.samples", db.display()));
+            for (name, text) in SAMPLES {
+                let path = dir.join(name);
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&path, text)?;
             }
-            std::fs::write(&path, text)?;
-        }
-        dir
+            dir
         }
     };
     if db.exists() && !crate::db::made_by_demo(&db) {

@@ -39,7 +39,8 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         });
     };
     if let Some(names) = &args.reports {
-        let reports = crate::review::diff::reports_to_compare(names).map_err(|error| CliError { error, exit_code: 2 })?;
+        let reports =
+            crate::review::diff::reports_to_compare(names).map_err(|error| CliError { error, exit_code: 2 })?;
         let tables = match &args.against {
             Some(other) => crate::review::diff::diff_reports_files(db, a, other, b, &reports)?,
             None => crate::review::diff::diff_reports(&crate::db::open_read_only(db)?, a, b, &reports)?,

@@ -58,7 +58,10 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     )?;
     if manifest.sealed.sealed_examples > 0 {
         if manifest.sealed.rows_included {
-            outln!("sealed window: rows of {} sealed examples included (no content); logged in sph_log", manifest.sealed.sealed_examples)?;
+            outln!(
+                "sealed window: rows of {} sealed examples included (no content); logged in sph_log",
+                manifest.sealed.sealed_examples
+            )?;
         } else {
             let left: i64 = manifest.sealed.rows_left_out.values().sum();
             outln!(
@@ -75,7 +78,12 @@ pub fn import(db: &Path, dir: &Path, ui: &Ui) -> Result<(), CliError> {
     let summary = crate::export::import(db, dir)?;
     if !ui.quiet {
         let rows: i64 = summary.tables.iter().map(|(_, n)| n).sum();
-        outln!("{}: built from {}: {} tables, {rows} rows, every file's sha256 checked", db.display(), dir.display(), summary.tables.len())?;
+        outln!(
+            "{}: built from {}: {} tables, {rows} rows, every file's sha256 checked",
+            db.display(),
+            dir.display(),
+            summary.tables.len()
+        )?;
         if !summary.not_in_export.is_empty() {
             outln!("not in the export (left empty): {}", summary.not_in_export.join(", "))?;
         }

@@ -54,7 +54,10 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if args.kind == InputKind::Run {
         return eval_run(db, args, ui);
     } else if run_options {
-        return Err(CliError { error: anyhow::anyhow!("--model, --harness and --continues apply to `load run`"), exit_code: 2 });
+        return Err(CliError {
+            error: anyhow::anyhow!("--model, --harness and --continues apply to `load run`"),
+            exit_code: 2,
+        });
     }
     if args.kind == InputKind::Views {
         return views(db, args, ui);
@@ -184,7 +187,9 @@ fn report_outcome(kind: InputKind, outcome: LoadOutcome) -> std::io::Result<()> 
         LoadOutcome::AlreadyLoaded { earlier, path } => super::outln!(
             "skipped {kind} {path}: the same bytes were loaded as file_id {} from {} (sha256 {}); \
              nothing was written, and options given now were not applied",
-            earlier.file_id, earlier.path, earlier.sha256
+            earlier.file_id,
+            earlier.path,
+            earlier.sha256
         ),
     }
 }

@@ -219,9 +219,7 @@ pub fn hint(message: &str) -> Option<&'static str> {
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain()
-        .filter_map(|c| c.downcast_ref::<std::io::Error>())
-        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    e.chain().filter_map(|c| c.downcast_ref::<std::io::Error>()).any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 /// Runs one parsed command.

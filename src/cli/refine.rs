@@ -34,7 +34,12 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
     let s = refine(
         &conn,
-        &RefineOptions { version: args.version, base: args.base, rules: rules.clone(), min_target_chars: args.min_target_chars },
+        &RefineOptions {
+            version: args.version,
+            base: args.base,
+            rules: rules.clone(),
+            min_target_chars: args.min_target_chars,
+        },
     )?;
     let names: Vec<_> = rules.iter().map(|r| r.name()).collect();
     super::outln!(

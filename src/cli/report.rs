@@ -99,7 +99,10 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         ReportFormat::Json | ReportFormat::Html => FormatArg::Json.with(args.csv)?,
     };
     if args.format == ReportFormat::Html && args.out.is_none() {
-        return Err(CliError { error: anyhow::anyhow!("--format html needs --out FILE (the HTML file to write)"), exit_code: 2 });
+        return Err(CliError {
+            error: anyhow::anyhow!("--format html needs --out FILE (the HTML file to write)"),
+            exit_code: 2,
+        });
     }
     let conn = crate::db::open_read_only(db)?;
     let chosen: Vec<&Report> = if args.name == "all" {
@@ -138,9 +141,14 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     let truncation = truncation_for(&[8192, 16384, 32768, 65536]);
     let truncation_views = truncation_for(&[32768]);
     for (given, report) in [(&weights, "weights"), (&budget, "budget"), (&truncation, "truncation")] {
-        if given.is_some() && !chosen.iter().any(|r| r.name == report || r.name == "truncation-views" && report == "truncation") {
+        if given.is_some()
+            && !chosen.iter().any(|r| r.name == report || r.name == "truncation-views" && report == "truncation")
+        {
             return Err(CliError {
-                error: anyhow::anyhow!("the {report} parameters apply to `report {report}` (or all), not to {}", args.name),
+                error: anyhow::anyhow!(
+                    "the {report} parameters apply to `report {report}` (or all), not to {}",
+                    args.name
+                ),
                 exit_code: 2,
             });
         }

@@ -17,7 +17,11 @@ pub struct SplitArgs {
 pub fn run(db: &Path, args: SplitArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
     for (org, n) in splits::compute(&conn, &args.version, args.org.as_deref())? {
-        super::outln!("split {} {org}: {n} kept examples placed; see `sphragis report splits --version {}`", args.version, args.version)?;
+        super::outln!(
+            "split {} {org}: {n} kept examples placed; see `sphragis report splits --version {}`",
+            args.version,
+            args.version
+        )?;
     }
     Ok(())
 }

@@ -31,7 +31,11 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
                 super::outln!("{d}")?;
             }
             Err(CliError {
-                error: anyhow::anyhow!("version {} does not reproduce: {} differences", args.version, differences.len()),
+                error: anyhow::anyhow!(
+                    "version {} does not reproduce: {} differences",
+                    args.version,
+                    differences.len()
+                ),
                 exit_code: 3,
             })
         }

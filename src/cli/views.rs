@@ -90,7 +90,8 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             // tokenizer.json is parsed on another thread while the database opens (each
             // takes a few tenths of a second); errors keep their order
             let read_tokenizer = || -> anyhow::Result<(Vec<u8>, tokenizers::Tokenizer)> {
-                let bytes = std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
+                let bytes =
+                    std::fs::read(&b.tokenizer).map_err(|e| anyhow::anyhow!("{}: {e}", b.tokenizer.display()))?;
                 let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes)
                     .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
                 Ok((bytes, tokenizer))
@@ -99,7 +100,8 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 let parsed = scope.spawn(read_tokenizer);
                 let conn = crate::db::open_read_only(db)?;
                 let source = template_source(b.template.as_deref(), &b.tokenizer)?;
-                let template = ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
+                let template =
+                    ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
                 let parsed = parsed.join().map_err(|_| anyhow::anyhow!("reading the tokenizer panicked"))??;
                 Ok((conn, source, template, parsed))
             })?;
@@ -173,12 +175,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                      --source-flags ignore keeps them): {}",
                     built.source_untrained.len(),
                     policy_text,
-                    built
-                        .source_untrained
-                        .iter()
-                        .map(|(i, m)| format!("{i} {m:?}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    built.source_untrained.iter().map(|(i, m)| format!("{i} {m:?}")).collect::<Vec<_>>().join(", ")
                 );
             }
             super::outln!(

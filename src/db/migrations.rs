@@ -157,9 +157,8 @@ pub fn apply(conn: &Connection) -> Result<Vec<i32>> {
         )",
     )?;
     let mut stmt = conn.prepare("select version, description, sha256 from sph_migrations order by version")?;
-    let applied: Vec<(i32, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<duckdb::Result<_>>()?;
+    let applied: Vec<(i32, String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<duckdb::Result<_>>()?;
     for (version, description, sha) in &applied {
         let Some(known) = MIGRATIONS.iter().find(|m| m.version == *version) else {
             bail!(
@@ -234,8 +233,7 @@ mod tests {
         conn.execute("update sph_migrations set sha256 = 'abc' where version = 2", []).unwrap();
         let err = apply(&conn).unwrap_err().to_string();
         assert!(err.contains("0002_review.sql was edited"), "{err}");
-        conn.execute("update sph_migrations set sha256 = ? where version = 2", [checksum(MIGRATIONS[1].sql)])
-            .unwrap();
+        conn.execute("update sph_migrations set sha256 = ? where version = 2", [checksum(MIGRATIONS[1].sql)]).unwrap();
         conn.execute(
             "insert into sph_migrations (version, description, sha256, execution_ms) values (99, 'future', 'x', 0)",
             [],

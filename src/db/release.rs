@@ -30,7 +30,9 @@ pub fn check_lock(root: &Path, lock: &str) -> Vec<String> {
             continue;
         };
         match std::fs::read(root.join(path)) {
-            Err(e) => problems.push(format!("{path}: released, but cannot be read ({e}); a released file is never removed")),
+            Err(e) => {
+                problems.push(format!("{path}: released, but cannot be read ({e}); a released file is never removed"))
+            }
             Ok(bytes) => {
                 let now = crate::hash::sha256_hex(&bytes);
                 if now != hex {

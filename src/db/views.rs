@@ -165,7 +165,8 @@ impl ViewFile {
     /// The grain key the header declares (`-- Grain key: version, org.`), as column
     /// names in order, e.g. `["version", "org"]`; `None` when the header has no such line.
     pub fn grain_key(&self) -> Option<Vec<&'static str>> {
-        let line = self.sql.lines().take_while(|l| l.starts_with("--")).find_map(|l| l.strip_prefix("-- Grain key:"))?;
+        let line =
+            self.sql.lines().take_while(|l| l.starts_with("--")).find_map(|l| l.strip_prefix("-- Grain key:"))?;
         Some(line.trim().trim_end_matches('.').split(',').map(str::trim).filter(|k| !k.is_empty()).collect())
     }
 
@@ -277,11 +278,15 @@ fn recorded(conn: &Connection, name: &str) -> Result<Option<Recorded>> {
 /// the macro's definition), `None` when no such view or macro exists.
 fn stored_definition_sha256(conn: &Connection, view: &ViewFile) -> Result<Option<String>> {
     let sql = match view.kind {
-        SqlKind::View => "select string_agg(sql, '\n') from duckdb_views() \
-                          where view_name = ? and schema_name = 'main' and database_name = current_database()",
-        SqlKind::Macro => "select string_agg(macro_definition, '\n' order by macro_definition) from duckdb_functions() \
+        SqlKind::View => {
+            "select string_agg(sql, '\n') from duckdb_views() \
+                          where view_name = ? and schema_name = 'main' and database_name = current_database()"
+        }
+        SqlKind::Macro => {
+            "select string_agg(macro_definition, '\n' order by macro_definition) from duckdb_functions() \
                            where function_name = ? and function_type = 'table_macro' and schema_name = 'main' \
-                           and database_name = current_database()",
+                           and database_name = current_database()"
+        }
     };
     let text: Option<String> = conn.query_row(sql, [view.name()], |r| r.get(0))?;
     Ok(text.map(|t| crate::hash::sha256_hex(t.as_bytes())))
@@ -316,9 +321,8 @@ pub fn register(conn: &Connection) -> Result<()> {
     let mut latest: Vec<(&str, i32, &ViewFile)> = Vec::new();
     for view in VIEWS {
         let name = view.name();
-        let (base, version) = view
-            .base_and_version()
-            .with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
+        let (base, version) =
+            view.base_and_version().with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
         let sha = view.sha256();
         let was = recorded(conn, name)?;
         if let Some(was) = &was
@@ -331,8 +335,9 @@ pub fn register(conn: &Connection) -> Result<()> {
                 .execute_batch(&format!("create or replace view {name} as\n{}", view.sql))
                 .with_context(|| format!("creating view {name} from {}", view.source))?,
             SqlKind::Macro => {
-                view.macro_parameters()
-                    .with_context(|| format!("{} does not declare `create or replace macro {name}(...)`", view.source))?;
+                view.macro_parameters().with_context(|| {
+                    format!("{} does not declare `create or replace macro {name}(...)`", view.source)
+                })?;
                 conn.execute_batch(view.sql).with_context(|| format!("creating macro {name} from {}", view.source))?
             }
         }
@@ -381,7 +386,11 @@ mod tests {
             }
             for file in std::fs::read_dir(area.path()).unwrap() {
                 let file = file.unwrap();
-                on_disk.push(format!("sql/{}/{}", area.file_name().to_string_lossy(), file.file_name().to_string_lossy()));
+                on_disk.push(format!(
+                    "sql/{}/{}",
+                    area.file_name().to_string_lossy(),
+                    file.file_name().to_string_lossy()
+                ));
             }
         }
         on_disk.sort();
@@ -453,7 +462,11 @@ mod tests {
         assert!(crate::db::open_read_only(&path).is_ok());
         {
             let stock = Connection::open(&path).unwrap();
-            stock.execute_batch("create or replace macro sft_budget_at_v1(grad_accums, step_counts) as table select 1 as passes").unwrap();
+            stock
+                .execute_batch(
+                    "create or replace macro sft_budget_at_v1(grad_accums, step_counts) as table select 1 as passes",
+                )
+                .unwrap();
         }
         let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
         assert!(err.contains("macro sft_budget_at_v1 in this file was changed outside sphragis"), "{err}");

@@ -78,13 +78,16 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
                 });
             }
             Some(Value::Bool(_)) => {
-                let instance_id = path
-                    .parent()
-                    .and_then(Path::file_name)
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .ok_or_else(|| InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/"))?;
+                let instance_id =
+                    path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).ok_or_else(
+                        || InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/"),
+                    )?;
                 let outcome = swebench_report_from_value(path, value.as_ref().expect("parsed"))?;
-                return Ok(RunFile::InstanceReport { shape: "sb-cli-instance", instance_id, status: status(outcome.resolved) });
+                return Ok(RunFile::InstanceReport {
+                    shape: "sb-cli-instance",
+                    instance_id,
+                    status: status(outcome.resolved),
+                });
             }
             _ => {}
         }
@@ -93,7 +96,11 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
             && inner.get("resolved").is_some()
         {
             let outcome = swebench_report_from_value(path, value.as_ref().expect("parsed"))?;
-            return Ok(RunFile::InstanceReport { shape: "swebench-report", instance_id: id.clone(), status: status(outcome.resolved) });
+            return Ok(RunFile::InstanceReport {
+                shape: "swebench-report",
+                instance_id: id.clone(),
+                status: status(outcome.resolved),
+            });
         }
     }
     let read = detect_and_read(path, text)?;
@@ -131,9 +138,9 @@ fn id_list(path: &Path, o: &serde_json::Map<String, Value>, key: &str) -> Result
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            item.as_str()
-                .map(str::to_string)
-                .ok_or_else(|| InputError::at(path, None, Some(&format!("{key}[{i}]")), "expected an instance id (a string)").into())
+            item.as_str().map(str::to_string).ok_or_else(|| {
+                InputError::at(path, None, Some(&format!("{key}[{i}]")), "expected an instance id (a string)").into()
+            })
         })
         .collect::<Result<Vec<_>>>()
         .map(Some)
@@ -153,7 +160,13 @@ fn sb_cli_run(path: &Path, o: &serde_json::Map<String, Value>) -> Result<RunFile
         if let Some(count) = o.get(count_key).and_then(Value::as_u64)
             && count != ids.len() as u64
         {
-            return Err(InputError::at(path, None, Some(count_key), format!("says {count} but {key} lists {}", ids.len())).into());
+            return Err(InputError::at(
+                path,
+                None,
+                Some(count_key),
+                format!("says {count} but {key} lists {}", ids.len()),
+            )
+            .into());
         }
         for id in ids {
             if let Some(other) = seen.insert(id.clone(), key) {
@@ -176,13 +189,20 @@ struct ExitStatusFile {
 fn exit_statuses(path: &Path, text: &str) -> Result<RunFile> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: ExitStatusFile = serde_norway::from_str(body).map_err(|e| {
-        InputError::at(path, e.location().map(|l| l.line() as u64), Some("instances_by_exit_status"), format!("not an exit-status file: {e}"))
+        InputError::at(
+            path,
+            e.location().map(|l| l.line() as u64),
+            Some("instances_by_exit_status"),
+            format!("not an exit-status file: {e}"),
+        )
     })?;
     let mut statuses = Vec::new();
     let mut seen = std::collections::HashMap::new();
     for (status, ids) in &file.instances_by_exit_status {
         let Some(status) = status.as_str() else {
-            return Err(InputError::at(path, None, Some("instances_by_exit_status"), "a status that is not a string").into());
+            return Err(
+                InputError::at(path, None, Some("instances_by_exit_status"), "a status that is not a string").into()
+            );
         };
         let field = format!("instances_by_exit_status.{status}");
         let ids: Vec<String> = match ids {
@@ -191,16 +211,18 @@ fn exit_statuses(path: &Path, text: &str) -> Result<RunFile> {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    v.as_str()
-                        .map(str::to_string)
-                        .ok_or_else(|| InputError::at(path, None, Some(&format!("{field}[{i}]")), "expected an instance id").into())
+                    v.as_str().map(str::to_string).ok_or_else(|| {
+                        InputError::at(path, None, Some(&format!("{field}[{i}]")), "expected an instance id").into()
+                    })
                 })
                 .collect::<Result<_>>()?,
             _ => return Err(InputError::at(path, None, Some(&field), "expected a list of instance ids").into()),
         };
         for id in ids {
             if let Some(other) = seen.insert(id.clone(), status.to_string()) {
-                return Err(InputError::at(path, None, Some(&field), format!("{id} is also listed under {other}")).into());
+                return Err(
+                    InputError::at(path, None, Some(&field), format!("{id} is also listed under {other}")).into()
+                );
             }
             statuses.push((id, status.to_string()));
         }
@@ -224,10 +246,16 @@ mod tests {
     #[test]
     fn exit_statuses_keep_file_order_and_empty_lists() {
         let text = "instances_by_exit_status:\n    RetryError:\n    - a__a-1\n    Submitted:\n    - b__b-2\n    - c__c-3\n    LimitsExceeded:\n";
-        let RunFile::ExitStatuses { statuses } = read(p("run/exit_statuses_17.5.yaml"), text).unwrap() else { panic!() };
+        let RunFile::ExitStatuses { statuses } = read(p("run/exit_statuses_17.5.yaml"), text).unwrap() else {
+            panic!()
+        };
         assert_eq!(
             statuses,
-            [("a__a-1".into(), "RetryError".into()), ("b__b-2".into(), "Submitted".into()), ("c__c-3".into(), "Submitted".into())]
+            [
+                ("a__a-1".into(), "RetryError".into()),
+                ("b__b-2".into(), "Submitted".into()),
+                ("c__c-3".into(), "Submitted".into())
+            ]
         );
         assert_eq!(batch_time("exit_statuses_1763506501.7698028.yaml"), Some(1763506501.7698028));
         assert_eq!(batch_time("statuses.yaml"), None);
@@ -246,7 +274,10 @@ mod tests {
         let text = r#"{"resolved_instances": 1, "resolved_ids": ["a"], "unresolved_ids": ["b"], "error_ids": ["c"]}"#;
         let RunFile::Listing { shape, outcomes } = read(p("r.json"), text).unwrap() else { panic!() };
         assert_eq!(shape, "sb-cli-run");
-        assert_eq!(outcomes, [("a".into(), Status::Resolved), ("b".into(), Status::Unresolved), ("c".into(), Status::Error)]);
+        assert_eq!(
+            outcomes,
+            [("a".into(), Status::Resolved), ("b".into(), Status::Unresolved), ("c".into(), Status::Error)]
+        );
         let err = read(p("r.json"), r#"{"resolved_instances": 2, "resolved_ids": ["a"]}"#).unwrap_err().to_string();
         assert!(err.contains("resolved_instances") && err.contains("says 2 but resolved_ids lists 1"), "{err}");
         let err = read(p("r.json"), r#"{"resolved_ids": ["a"], "error_ids": ["a"]}"#).unwrap_err().to_string();
@@ -258,12 +289,18 @@ mod tests {
     #[test]
     fn per_instance_reports_in_both_shapes_and_the_old_summary() {
         let flat = r#"{"resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["t"], "failure": []}, "PASS_TO_PASS": {"success": [], "failure": []}}}"#;
-        let RunFile::InstanceReport { shape, instance_id, status } = read(p("logs/x__y-1/report.json"), flat).unwrap() else { panic!() };
+        let RunFile::InstanceReport { shape, instance_id, status } = read(p("logs/x__y-1/report.json"), flat).unwrap()
+        else {
+            panic!()
+        };
         assert_eq!((shape, instance_id.as_str(), status), ("sb-cli-instance", "x__y-1", Status::Resolved));
         let keyed = r#"{"x__y-2": {"resolved": false}}"#;
-        let RunFile::InstanceReport { shape, instance_id, status } = read(p("report.json"), keyed).unwrap() else { panic!() };
+        let RunFile::InstanceReport { shape, instance_id, status } = read(p("report.json"), keyed).unwrap() else {
+            panic!()
+        };
         assert_eq!((shape, instance_id.as_str(), status), ("swebench-report", "x__y-2", Status::Unresolved));
-        let RunFile::Listing { shape, outcomes } = read(p("results.json"), r#"{"resolved": ["a"], "applied": ["a", "b"]}"#).unwrap()
+        let RunFile::Listing { shape, outcomes } =
+            read(p("results.json"), r#"{"resolved": ["a"], "applied": ["a", "b"]}"#).unwrap()
         else {
             panic!()
         };

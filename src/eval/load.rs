@@ -92,7 +92,11 @@ pub fn check_spec(conn: &Connection, spec: &RunSpec) -> Result<()> {
             bail!(
                 "run {} is loaded with model {model:?}, harness {harness:?}, continues {continues:?}, runaway turns {n}; \
                  this load says model {:?}, harness {:?}, continues {:?}, runaway turns {}: use another run name",
-                spec.name, now.0, now.1, now.2, now.3
+                spec.name,
+                now.0,
+                now.1,
+                now.2,
+                now.3
             );
         }
     }
@@ -132,7 +136,10 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Run
     let run = spec.name.as_str();
     match read {
         RunFile::InstanceReport { shape, instance_id, status } => {
-            conn.execute("insert into eval_outcomes values (?, ?, ?, ?, ?)", params![run, instance_id, status.as_str(), shape, file_id])?;
+            conn.execute(
+                "insert into eval_outcomes values (?, ?, ?, ?, ?)",
+                params![run, instance_id, status.as_str(), shape, file_id],
+            )?;
             Ok(1)
         }
         RunFile::Listing { shape, outcomes } => {
@@ -162,11 +169,22 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Run
             for (row, (t, _)) in read.iter().enumerate() {
                 let field = format!("[{row}]");
                 if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-                    return Err(InputError::at(path, None, Some(&field), format!("instance {} repeats row {first}", t.instance_id)).into());
+                    return Err(InputError::at(
+                        path,
+                        None,
+                        Some(&field),
+                        format!("instance {} repeats row {first}", t.instance_id),
+                    )
+                    .into());
                 }
                 if let Some(p) = earlier.query_row(params![run, t.instance_id], |r| r.get::<_, String>(0)).optional()? {
-                    return Err(InputError::at(path, None, Some(&field), format!("run {run} already has a trajectory of {} from {p}", t.instance_id))
-                        .into());
+                    return Err(InputError::at(
+                        path,
+                        None,
+                        Some(&field),
+                        format!("run {run} already has a trajectory of {} from {p}", t.instance_id),
+                    )
+                    .into());
                 }
             }
             let mut app = conn.appender("eval_trajectories")?;

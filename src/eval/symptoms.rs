@@ -134,7 +134,9 @@ pub fn recorded(raw: &Value) -> Recorded {
     let length_finishes = messages.map_or(0, |ms| {
         ms.iter()
             .filter(|m| {
-                m.pointer("/extra/response/choices/0/finish_reason").or_else(|| m.get("finish_reason")).and_then(Value::as_str)
+                m.pointer("/extra/response/choices/0/finish_reason")
+                    .or_else(|| m.get("finish_reason"))
+                    .and_then(Value::as_str)
                     == Some("length")
             })
             .count() as u32
@@ -157,9 +159,9 @@ pub struct Verdicts {
 /// True when the assistant message edits a file (shell write or structured edit tool).
 fn edits(m: &crate::sft::trajectories::Message) -> bool {
     bash_commands(m).iter().any(|c| is_write_command(c))
-        || m.tool_calls
-            .iter()
-            .any(|c| EDIT_TOOLS.contains(&c.name.as_str()) && c.arguments.get("command").and_then(Value::as_str) != Some("view"))
+        || m.tool_calls.iter().any(|c| {
+            EDIT_TOOLS.contains(&c.name.as_str()) && c.arguments.get("command").and_then(Value::as_str) != Some("view")
+        })
 }
 
 /// The verdicts of `t`, with the runaway threshold `runaway_n` (assistant turns).
@@ -289,10 +291,14 @@ mod tests {
 
     #[test]
     fn finish_without_exit_status_is_natural_only_when_the_last_turn_submits() {
-        let submitted = mini(json!([{"role": "user", "content": "task"}, bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff")]));
+        let submitted = mini(
+            json!([{"role": "user", "content": "task"}, bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff")]),
+        );
         assert_eq!(finish(None, &submitted), Finish::Natural);
         assert_eq!(finish(Some("LimitsExceeded"), &submitted), Finish::Limit, "a recorded status wins");
-        let cut = mini(json!([{"role": "user", "content": "task"}, bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"), obs(""), bash("ls")]));
+        let cut = mini(
+            json!([{"role": "user", "content": "task"}, bash("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"), obs(""), bash("ls")]),
+        );
         assert_eq!(finish(None, &cut), Finish::CutOff);
     }
 

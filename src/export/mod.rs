@@ -323,7 +323,8 @@ pub fn export(conn: &Connection, opts: &ExportOptions) -> Result<Manifest> {
     std::fs::write(&path, serde_json::to_string_pretty(&manifest)? + "\n")
         .with_context(|| format!("{}: cannot write the manifest", path.display()))?;
     if finished.exists() {
-        std::fs::remove_dir(finished).with_context(|| format!("{}: cannot replace the empty folder", finished.display()))?;
+        std::fs::remove_dir(finished)
+            .with_context(|| format!("{}: cannot replace the empty folder", finished.display()))?;
     }
     std::fs::rename(out, finished)
         .with_context(|| format!("{}: cannot rename to {}", out.display(), finished.display()))?;
@@ -355,7 +356,10 @@ fn describe_files(conn: &Connection, root: &Path, dir: &Path) -> Result<Vec<File
     for p in paths {
         let (sha256, bytes) = file_sha256(&p)?;
         let rows: i64 = conn.query_row(
-            &format!("select coalesce(sum(num_rows), 0)::bigint from parquet_file_metadata({})", literal(&p.to_string_lossy())),
+            &format!(
+                "select coalesce(sum(num_rows), 0)::bigint from parquet_file_metadata({})",
+                literal(&p.to_string_lossy())
+            ),
             [],
             |r| r.get(0),
         )?;
@@ -405,8 +409,10 @@ fn file_sha256(path: &Path) -> Result<(String, u64)> {
 /// missing or with another SHA-256, a view whose SQL differs.
 pub fn read_manifest(dir: &Path) -> Result<Manifest> {
     let path = dir.join("manifest.json");
-    let text = std::fs::read_to_string(&path).with_context(|| format!("{}: cannot read the export manifest", path.display()))?;
-    let manifest: Manifest = serde_json::from_str(&text).with_context(|| format!("{}: not an export manifest", path.display()))?;
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("{}: cannot read the export manifest", path.display()))?;
+    let manifest: Manifest =
+        serde_json::from_str(&text).with_context(|| format!("{}: not an export manifest", path.display()))?;
     if manifest.format != MANIFEST_FORMAT {
         bail!("{}: format {:?}, this sphragis reads {MANIFEST_FORMAT:?}", path.display(), manifest.format);
     }
@@ -418,7 +424,12 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
             }
             let (sha, _) = file_sha256(&p)?;
             if sha != f.sha256 {
-                bail!("{}: sha256 {sha}, the manifest records {} (table {}): the export was changed", p.display(), f.sha256, t.name);
+                bail!(
+                    "{}: sha256 {sha}, the manifest records {} (table {}): the export was changed",
+                    p.display(),
+                    f.sha256,
+                    t.name
+                );
             }
         }
     }
@@ -488,12 +499,7 @@ fn load_tables(conn: &Connection, dir: &Path, manifest: &Manifest, have: &[Strin
         if t.files.is_empty() {
             continue;
         }
-        let list = t
-            .files
-            .iter()
-            .map(|f| literal(&dir.join(&f.path).to_string_lossy()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let list = t.files.iter().map(|f| literal(&dir.join(&f.path).to_string_lossy())).collect::<Vec<_>>().join(", ");
         let hive = if t.partition_by.is_empty() { "false" } else { "true" };
         let n = conn
             .execute(
@@ -527,9 +533,12 @@ fn advance_sequences(conn: &Connection) -> Result<()> {
         .collect::<Result<Vec<_>, _>>()?;
     for (table, column, sequence) in uses {
         let max: Option<i64> =
-            conn.query_row(&format!("select max({})::bigint from {}", ident(&column), ident(&table)), [], |r| r.get(0))?;
+            conn.query_row(&format!("select max({})::bigint from {}", ident(&column), ident(&table)), [], |r| {
+                r.get(0)
+            })?;
         let Some(max) = max else { continue };
-        let next: i64 = conn.query_row(&format!("select currval({})", literal(&sequence)), [], |r| r.get(0)).unwrap_or(0);
+        let next: i64 =
+            conn.query_row(&format!("select currval({})", literal(&sequence)), [], |r| r.get(0)).unwrap_or(0);
         if max > next {
             conn.query_row(
                 &format!("select max(nextval({})) from range({})", literal(&sequence), max - next),

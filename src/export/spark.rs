@@ -56,7 +56,9 @@ pub fn lookup(name: &str, sha256: &str, kind: SqlKind) -> SparkSql {
     };
     let what = if kind == SqlKind::Macro { "macro" } else { "view" };
     match generated.views.into_iter().find(|e| e.name == name) {
-        None => not_checked(format!("no Spark SQL generated for this {what} yet (tests/acceptance/spark_parity.py --generate)")),
+        None => not_checked(format!(
+            "no Spark SQL generated for this {what} yet (tests/acceptance/spark_parity.py --generate)"
+        )),
         Some(e) if e.duckdb_sha256 != sha256 => not_checked(format!(
             "the Spark SQL was generated from other DuckDB SQL (sha256 {}); regenerate with tests/acceptance/spark_parity.py --generate",
             e.duckdb_sha256

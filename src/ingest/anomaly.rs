@@ -152,13 +152,23 @@ pub fn scan_as<'t>(text: &'t str, non_finite: &str) -> Scanned<'t> {
         }
         p
     };
-    let note = |anomalies: &mut Vec<Anomaly>, line: u64, document: usize, path: &str, kind: AnomalyKind, detail: &str| {
-        if let Some(a) = anomalies.iter_mut().rev().take(4).find(|a| a.document == document && a.path == path && a.kind == kind) {
-            a.occurrences += 1;
-        } else {
-            anomalies.push(Anomaly { line, document, path: path.to_string(), kind, detail: detail.to_string(), occurrences: 1 });
-        }
-    };
+    let note =
+        |anomalies: &mut Vec<Anomaly>, line: u64, document: usize, path: &str, kind: AnomalyKind, detail: &str| {
+            if let Some(a) =
+                anomalies.iter_mut().rev().take(4).find(|a| a.document == document && a.path == path && a.kind == kind)
+            {
+                a.occurrences += 1;
+            } else {
+                anomalies.push(Anomaly {
+                    line,
+                    document,
+                    path: path.to_string(),
+                    kind,
+                    detail: detail.to_string(),
+                    occurrences: 1,
+                });
+            }
+        };
     while i < b.len() {
         let c = b[i];
         match c {
@@ -267,7 +277,11 @@ pub fn scan_as<'t>(text: &'t str, non_finite: &str) -> Scanned<'t> {
                 }
                 i = end + 1;
             }
-            b'N' | b'I' | b'-' if b[i..].starts_with(b"NaN") || b[i..].starts_with(b"Infinity") || b[i..].starts_with(b"-Infinity") => {
+            b'N' | b'I' | b'-'
+                if b[i..].starts_with(b"NaN")
+                    || b[i..].starts_with(b"Infinity")
+                    || b[i..].starts_with(b"-Infinity") =>
+            {
                 let (token, kind): (&str, _) = if b[i..].starts_with(b"NaN") {
                     ("NaN", AnomalyKind::Nan)
                 } else if b[i] == b'-' {
@@ -429,14 +443,10 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&s.text).unwrap();
         assert_eq!(v["messages"][0]["content"], "broken \u{fffd} emoji");
         assert_eq!(v["messages"][1]["content"], "whole \u{1f600}");
-        assert_eq!(kinds(r#"{"messages": [{"content": "broken \ud83d emoji"}]}"#), [(
-            1,
-            0,
-            "messages[0].content".to_string(),
-            "lone_surrogate",
-            r"\ud83d".to_string(),
-            1
-        )]);
+        assert_eq!(
+            kinds(r#"{"messages": [{"content": "broken \ud83d emoji"}]}"#),
+            [(1, 0, "messages[0].content".to_string(), "lone_surrogate", r"\ud83d".to_string(), 1)]
+        );
         // a low surrogate alone, and a high one at the end of the string
         assert_eq!(scan(r#"["\ude00", "x\uD83D"]"#).text, r#"["\ufffd", "x\ufffd"]"#);
     }
@@ -477,7 +487,10 @@ mod tests {
         let text = "{\"a\": 1}\n\n{\"b\": \"\\ud800\"}\n{\"c\": NaN}\n";
         assert_eq!(
             kinds(text),
-            [(3, 1, "b".to_string(), "lone_surrogate", r"\ud800".to_string(), 1), (4, 2, "c".to_string(), "nan", "NaN".to_string(), 1)]
+            [
+                (3, 1, "b".to_string(), "lone_surrogate", r"\ud800".to_string(), 1),
+                (4, 2, "c".to_string(), "nan", "NaN".to_string(), 1)
+            ]
         );
         let located = located(&scan("{\"c\": NaN}").anomalies, 7, "[2]");
         assert_eq!((located[0].line, located[0].field.as_str()), (Some(7), "[2].c"));
@@ -485,7 +498,18 @@ mod tests {
 
     #[test]
     fn scan_never_panics_on_malformed_text() {
-        for t in ["\"\\u", "\"\\ud83d", "{\"a\": \"\\ud83d\\u", "]]]}}}", "NaN", "-", "{\"a\": -Inf", "\"\\", "[\"\\uZZZZ\"]", "\u{e9}\\u00"] {
+        for t in [
+            "\"\\u",
+            "\"\\ud83d",
+            "{\"a\": \"\\ud83d\\u",
+            "]]]}}}",
+            "NaN",
+            "-",
+            "{\"a\": -Inf",
+            "\"\\",
+            "[\"\\uZZZZ\"]",
+            "\u{e9}\\u00",
+        ] {
             let _ = scan(t);
         }
         // keys with escapes name the field decoded

@@ -94,7 +94,12 @@ pub fn for_each_line_from(
         line_no += 1;
         let bytes = if total == n { strip_bom(&buf) } else { &buf[..] };
         let text = std::str::from_utf8(bytes).map_err(|e| {
-            InputError::at(path, Some(line_no), None, format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1))
+            InputError::at(
+                path,
+                Some(line_no),
+                None,
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to() + 1),
+            )
         })?;
         if text.trim().is_empty() {
             continue;
@@ -164,17 +169,19 @@ pub fn array_rows<'t>(path: &Path, text: &'t str) -> Result<Vec<(u64, &'t RawVal
     let rows: Vec<&RawValue> = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, 1, true, e))?;
     de.end().map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
     let mut lines = LineCounter::new(text);
-    Ok(rows
-        .into_iter()
-        .map(|raw| (lines.line_at(raw.get().as_ptr() as usize - text.as_ptr() as usize), raw))
-        .collect())
+    Ok(rows.into_iter().map(|raw| (lines.line_at(raw.get().as_ptr() as usize - text.as_ptr() as usize), raw)).collect())
 }
 
 /// Converts a `serde_path_to_error` failure into an [`InputError`] at `line`.
 ///
 /// serde_json's own line is relative to the text it parsed; with `line_offset` it is
 /// added to `line` (false for a JSONL line, whose line is given).
-pub fn json_error(path: &Path, line: u64, line_offset: bool, err: serde_path_to_error::Error<serde_json::Error>) -> InputError {
+pub fn json_error(
+    path: &Path,
+    line: u64,
+    line_offset: bool,
+    err: serde_path_to_error::Error<serde_json::Error>,
+) -> InputError {
     let field = err.path().to_string();
     let inner = err.inner();
     let line = if line_offset { line + inner.line() as u64 - 1 } else { line };
@@ -323,7 +330,11 @@ mod tests {
         assert_eq!(ok.id.into_text(), "c1");
         for bad in [r#"{"id": 1.5}"#, r#"{"id": [1]}"#, r#"{"id": true}"#, r#"{"id": null}"#] {
             let err = parse_json::<Row>(Path::new("x.jsonl"), 3, bad).unwrap_err().to_string();
-            assert!(err.starts_with("x.jsonl:3: field `id`: invalid type") && err.contains("expected a string or an integer"), "{err}");
+            assert!(
+                err.starts_with("x.jsonl:3: field `id`: invalid type")
+                    && err.contains("expected a string or an integer"),
+                "{err}"
+            );
             assert!(!err.contains("untagged") && !err.contains("TextOrNumber"), "{err}");
         }
     }

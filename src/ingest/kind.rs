@@ -210,6 +210,9 @@ mod tests {
         assert_eq!(InputKind::Views.reload(), Reload::Skipped);
         let review: Vec<&str> =
             InputKind::ALL.into_iter().filter(|k| k.corpus() == Corpus::Review).map(InputKind::name).collect();
-        assert_eq!(review, ["examples", "review4repair", "tufano2021", "gerrit-query", "gerrit-rest", "orgs", "labels"]);
+        assert_eq!(
+            review,
+            ["examples", "review4repair", "tufano2021", "gerrit-query", "gerrit-rest", "orgs", "labels"]
+        );
     }
 }

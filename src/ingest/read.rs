@@ -287,7 +287,8 @@ mod tests {
 
     #[test]
     fn read_text_names_the_line_of_invalid_utf8() {
-        let mut input = Input::from_reader(Path::new("x.json"), std::io::Cursor::new(b"{\n\"a\": \"\xff\"}".to_vec())).unwrap();
+        let mut input =
+            Input::from_reader(Path::new("x.json"), std::io::Cursor::new(b"{\n\"a\": \"\xff\"}".to_vec())).unwrap();
         let err = input.read_text().unwrap_err().to_string();
         assert_eq!(err, "x.json:2: invalid UTF-8 at byte 7 of the line");
     }

@@ -99,7 +99,10 @@ fn drill_group(view: &str, columns: &[String], row: &[Cell], col: usize) -> Opti
     match view {
         "refine_removals_v1" => {
             let reason = columns[col].strip_prefix("removed_")?;
-            if !matches!(reason, "service_account" | "rebase_successor" | "suggested_edit" | "applied_fix" | "duplicate") {
+            if !matches!(
+                reason,
+                "service_account" | "rebase_successor" | "suggested_edit" | "applied_fix" | "duplicate"
+            ) {
                 return None;
             }
             let org = get("org")?;
@@ -149,7 +152,11 @@ pub fn render_html(
         }
         let table = run_with(conn, &drill.report, version.filter(|_| drill.report.by_version), None)?;
         let col = |name: &str| {
-            table.columns.iter().position(|c| c == name).ok_or_else(|| anyhow!("{} has no column {name}", drill.report.view))
+            table
+                .columns
+                .iter()
+                .position(|c| c == name)
+                .ok_or_else(|| anyhow!("{} has no column {name}", drill.report.view))
         };
         let keys: Vec<usize> = drill.keys.iter().map(|k| col(k)).collect::<Result<_>>()?;
         let id = col(drill.id_column)?;
@@ -388,8 +395,9 @@ fn cell_text(cell: &Cell) -> String {
     }
 }
 
-static EMAIL: LazyLock<regex::Regex> =
-    LazyLock::new(|| regex::Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").expect("e-mail pattern"));
+static EMAIL: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}").expect("e-mail pattern")
+});
 
 /// `text` with every e-mail-like string replaced by `[e-mail removed]` (SPEC §1.7).
 pub fn redact(text: &str) -> std::borrow::Cow<'_, str> {
@@ -452,9 +460,13 @@ fn draw_bars(b: &Bars) -> Result<String> {
     } else {
         b.series.iter().flat_map(|(_, v)| v.iter().copied()).fold(0.0, f64::max)
     };
-    let top = [top, b.intervals.iter().flatten().map(|iv| iv.1).fold(0.0, f64::max), b.reference.as_ref().map_or(0.0, |r| r.1)]
-        .into_iter()
-        .fold(0.0, f64::max);
+    let top = [
+        top,
+        b.intervals.iter().flatten().map(|iv| iv.1).fold(0.0, f64::max),
+        b.reference.as_ref().map_or(0.0, |r| r.1),
+    ]
+    .into_iter()
+    .fold(0.0, f64::max);
     // room on the right for the legend
     let x_max = b.y_max.unwrap_or(if top > 0.0 { top } else { 1.0 }) * 1.4;
     let at = |i: usize| (n - 1 - i) as f64; // category i's centre on the y axis
@@ -495,7 +507,8 @@ fn draw_bars(b: &Bars) -> Result<String> {
                 .iter()
                 .enumerate()
                 .map(|(i, v)| {
-                    let (x0, y0) = if b.stacked { (lefts[i], at(i) + 0.4) } else { (0.0, at(i) + 0.4 - s as f64 * thick) };
+                    let (x0, y0) =
+                        if b.stacked { (lefts[i], at(i) + 0.4) } else { (0.0, at(i) + 0.4 - s as f64 * thick) };
                     let y1 = y0 - if b.stacked { 0.8 } else { thick };
                     Rectangle::new([(x0, y0), (x0 + v.max(0.0), y1)], color.filled())
                 })
@@ -657,7 +670,14 @@ fn num(c: &Cell) -> f64 {
     }
 }
 
-fn bars(t: &ReportTable, title: &str, y_desc: &str, label_cols: &[&str], series: &[(&str, &str)], stacked: bool) -> Result<Bars> {
+fn bars(
+    t: &ReportTable,
+    title: &str,
+    y_desc: &str,
+    label_cols: &[&str],
+    series: &[(&str, &str)],
+    stacked: bool,
+) -> Result<Bars> {
     let r = Rows(t);
     Ok(Bars {
         title: title.to_string(),
@@ -688,7 +708,14 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             let reasons = ["service_account", "rebase_successor", "suggested_edit", "applied_fix", "duplicate"];
             let cols: Vec<(String, &str)> = reasons.iter().map(|x| (format!("removed_{x}"), *x)).collect();
             let series: Vec<(&str, &str)> = cols.iter().map(|(c, n)| (c.as_str(), *n)).collect();
-            draw_bars(&bars(&t, "Removals by reason per org (first removing rule)", "examples", &["version", "org"], &series, true)?)?
+            draw_bars(&bars(
+                &t,
+                "Removals by reason per org (first removing rule)",
+                "examples",
+                &["version", "org"],
+                &series,
+                true,
+            )?)?
         }
         "suggested_edit_share_v1" => {
             let mut b = bars(
@@ -710,10 +737,18 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             &[("strict", "strict"), ("gerrit_substring", "gerrit_substring"), ("loose", "loose")],
             false,
         )?)?,
-        "split_counts_v1" => draw_bars(&bars(t, "Kept examples per split", "examples", &["version", "org", "split"], &[("examples", "examples")], false)?)?,
+        "split_counts_v1" => draw_bars(&bars(
+            t,
+            "Kept examples per split",
+            "examples",
+            &["version", "org", "split"],
+            &[("examples", "examples")],
+            false,
+        )?)?,
         "half_suffix_mix_v1" => {
             // one stacked bar per (version, org, half), one series per suffix
-            let (v, o, h, s, share) = (r.col("version")?, r.col("org")?, r.col("half")?, r.col("suffix")?, r.col("share")?);
+            let (v, o, h, s, share) =
+                (r.col("version")?, r.col("org")?, r.col("half")?, r.col("suffix")?, r.col("share")?);
             let mut cats: Vec<String> = Vec::new();
             let mut suffixes: BTreeSet<String> = BTreeSet::new();
             let mut values: BTreeMap<(String, String), f64> = BTreeMap::new();
@@ -731,7 +766,12 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             }
             let series = suffixes
                 .iter()
-                .map(|x| (x.clone(), cats.iter().map(|c| values.get(&(c.clone(), x.clone())).copied().unwrap_or(0.0)).collect()))
+                .map(|x| {
+                    (
+                        x.clone(),
+                        cats.iter().map(|c| values.get(&(c.clone(), x.clone())).copied().unwrap_or(0.0)).collect(),
+                    )
+                })
                 .collect();
             draw_bars(&Bars {
                 title: "Suffix mix of each registered half's training rows".into(),
@@ -765,7 +805,14 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             )?)?
         }
         "label_audit_v1" => {
-            let mut b = bars(t, "Label audit: valid share per rater (Wilson 95% interval)", "valid share", &["version", "rater", "scope"], &[("share", "valid share")], false)?;
+            let mut b = bars(
+                t,
+                "Label audit: valid share per rater (Wilson 95% interval)",
+                "valid share",
+                &["version", "rater", "scope"],
+                &[("share", "valid share")],
+                false,
+            )?;
             let (lo, hi) = (r.nums("wilson_low")?, r.nums("wilson_high")?);
             b.intervals = Some(lo.into_iter().zip(hi).collect());
             b.y_max = Some(1.0);
@@ -788,7 +835,14 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             false,
         )?)?,
         "sft_recovery_exposure_v1" => {
-            let mut b = bars(t, "Recovery-region share of exposure, before and after dedup", "share of exposure", &["mode"], &[("region_share", "region share")], false)?;
+            let mut b = bars(
+                t,
+                "Recovery-region share of exposure, before and after dedup",
+                "share of exposure",
+                &["mode"],
+                &[("region_share", "region share")],
+                false,
+            )?;
             b.y_max = Some(1.0);
             draw_bars(&b)?
         }
@@ -805,7 +859,14 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             draw_bars(&b)?
         }
         "sft_supervised_tools_v1" => {
-            let mut b = bars(t, "Supervised tool calls by class", "share of supervised calls", &["tool"], &[("share", "share")], false)?;
+            let mut b = bars(
+                t,
+                "Supervised tool calls by class",
+                "share of supervised calls",
+                &["tool"],
+                &[("share", "share")],
+                false,
+            )?;
             b.y_max = Some(1.0);
             draw_bars(&b)?
         }
@@ -844,7 +905,14 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
         }
         "sft_context_lengths_v1" => return context_histogram(t, all),
         "eval_runs_v1" => {
-            let mut b = bars(t, "Evaluation runs side by side: resolve rate (Wilson 95% interval)", "resolve rate", &["run"], &[("resolve_rate", "resolve rate")], false)?;
+            let mut b = bars(
+                t,
+                "Evaluation runs side by side: resolve rate (Wilson 95% interval)",
+                "resolve rate",
+                &["run"],
+                &[("resolve_rate", "resolve rate")],
+                false,
+            )?;
             let (lo, hi) = (r.nums("wilson_low")?, r.nums("wilson_high")?);
             b.intervals = Some(lo.into_iter().zip(hi).collect());
             b.y_max = Some(1.0);
@@ -862,9 +930,17 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
 fn context_histogram(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
     let r = Rows(t);
     let (p50, p90) = (r.nums("p50")?[0], r.nums("p90")?[0]);
-    let instances = all.iter().find(|x| x.stamp.as_ref().is_some_and(|s| s.name == "sft_instances_v1") && !x.rows.is_empty());
+    let instances =
+        all.iter().find(|x| x.stamp.as_ref().is_some_and(|s| s.name == "sft_instances_v1") && !x.rows.is_empty());
     let Some(instances) = instances else {
-        let mut b = bars(t, "Context length per instance: P50, P90, max", "tokens", &[], &[("p50", "P50"), ("p90", "P90"), ("max", "max")], false)?;
+        let mut b = bars(
+            t,
+            "Context length per instance: P50, P90, max",
+            "tokens",
+            &[],
+            &[("p50", "P50"), ("p90", "P90"), ("max", "max")],
+            false,
+        )?;
         b.categories = vec!["instances".into()];
         b.reference = Some(("32,768 tokens".into(), 32768.0));
         return Ok(Some(draw_bars(&b)?));

@@ -130,7 +130,9 @@ pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
                 return Err(err(field("end"), format!("window {:?} must end after it starts", w.name)).into());
             }
             if w.training && w.sealed {
-                return Err(err(field("sealed"), format!("window {:?} cannot be both training and sealed", w.name)).into());
+                return Err(
+                    err(field("sealed"), format!("window {:?} cannot be both training and sealed", w.name)).into()
+                );
             }
             if w.name.trim().is_empty() {
                 return Err(err(field("name"), "must not be empty".into()).into());
@@ -154,7 +156,11 @@ pub fn parse(path: &Path, mut reader: impl Read) -> Result<Vec<OrgConfig>> {
             Some(h) => {
                 for (name, list) in [("a", &h.a), ("b", &h.b)] {
                     if list.is_empty() {
-                        return Err(err(format!("orgs.{org}.halves.{name}"), "a half needs at least one project".into()).into());
+                        return Err(err(
+                            format!("orgs.{org}.halves.{name}"),
+                            "a half needs at least one project".into(),
+                        )
+                        .into());
                     }
                     if let Some(i) = list.iter().position(|p| p.trim().is_empty()) {
                         return Err(err(format!("orgs.{org}.halves.{name}[{i}]"), "must not be empty".into()).into());
@@ -238,8 +244,9 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.contains("field `orgs.qt.windows[1].start`: window \"b\" overlaps window \"a\""), "{err}");
-        let err = parse_str(r#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "2020-06-01", "end": "2020-01-01"}]}}}"#)
-            .unwrap_err();
+        let err =
+            parse_str(r#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "2020-06-01", "end": "2020-01-01"}]}}}"#)
+                .unwrap_err();
         assert!(err.contains("orgs.qt.windows[0].end"), "{err}");
         let err = parse_str(r#"{"orgs": {"qt": {"windows": [{"name": "a", "start": "June", "end": "2020-01-01"}]}}}"#)
             .unwrap_err();

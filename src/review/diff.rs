@@ -36,7 +36,14 @@ pub fn diff(conn: &Connection, a: &str, b: &str, per_example: bool) -> Result<Re
     Ok(ReportTable {
         report: "diff".into(),
         about,
-        stamp: Some(Stamp { kind: file.kind, name: name.into(), sha256: file.sha256(), arguments: Some(arguments), filter: None, query: sql }),
+        stamp: Some(Stamp {
+            kind: file.kind,
+            name: name.into(),
+            sha256: file.sha256(),
+            arguments: Some(arguments),
+            filter: None,
+            query: sql,
+        }),
         ..table
     })
 }
@@ -79,13 +86,21 @@ pub fn diff_reports(conn: &Connection, a: &str, b: &str, reports: &[&Report]) ->
         let view = views::find(report.view).with_context(|| format!("{} is not registered", report.view))?;
         let keys = view.grain_key().with_context(|| format!("{} declares no grain key", report.view))?;
         let keys: Vec<String> = keys.into_iter().filter(|k| *k != "version").map(sql_literal).collect();
-        let arguments = format!("{}, [{}], {}, {}", sql_literal(report.view), keys.join(", "), sql_literal(a), sql_literal(b));
+        let arguments =
+            format!("{}, [{}], {}, {}", sql_literal(report.view), keys.join(", "), sql_literal(a), sql_literal(b));
         let sql = format!("select * from {name}({arguments}) order by all");
         let table = query(conn, &sql, &[])?;
         tables.push(ReportTable {
             report: format!("diff-{}", report.name),
             about: format!("{}: figures that differ from {a} to {b}", report.about),
-            stamp: Some(Stamp { kind: file.kind, name: name.into(), sha256: file.sha256(), arguments: Some(arguments), filter: None, query: sql }),
+            stamp: Some(Stamp {
+                kind: file.kind,
+                name: name.into(),
+                sha256: file.sha256(),
+                arguments: Some(arguments),
+                filter: None,
+                query: sql,
+            }),
             ..table
         });
     }
@@ -127,21 +142,29 @@ pub const NOT_ACROSS_FILES: &[(&str, &str)] = &[
 pub fn diff_files(this: &Path, a: &str, other: &Path, b: &str, per_example: bool) -> Result<ReportTable> {
     let scratch = scratch_of(this, a, other, b)?;
     let mut table = diff(&scratch, &format!("this:{a}"), &format!("other:{b}"), per_example)?;
-    table.about = format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
+    table.about =
+        format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
     Ok(table)
 }
 
 /// [`diff_reports`] across two files, through the same scratch copy as [`diff_files`].
 ///
 /// Errors: as [`diff_files`]; a report in [`NOT_ACROSS_FILES`] (named with the reason).
-pub fn diff_reports_files(this: &Path, a: &str, other: &Path, b: &str, reports: &[&Report]) -> Result<Vec<ReportTable>> {
+pub fn diff_reports_files(
+    this: &Path,
+    a: &str,
+    other: &Path,
+    b: &str,
+    reports: &[&Report],
+) -> Result<Vec<ReportTable>> {
     if let Some((name, why)) = NOT_ACROSS_FILES.iter().find(|(n, _)| reports.iter().any(|r| r.name == *n)) {
         bail!("report {name} cannot be compared across two files: it {why}; leave it out of --reports");
     }
     let scratch = scratch_of(this, a, other, b)?;
     let mut tables = diff_reports(&scratch, &format!("this:{a}"), &format!("other:{b}"), reports)?;
     for table in &mut tables {
-        table.about = format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
+        table.about =
+            format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
     }
     Ok(tables)
 }

@@ -22,8 +22,8 @@
 use super::load::load;
 use super::refine::{RefineOptions, Rule, refine};
 use super::splits;
-use crate::ingest::{Corpus, InputKind};
 use crate::hash::sha256_hex;
+use crate::ingest::{Corpus, InputKind};
 use anyhow::{Context, Result, bail};
 use duckdb::{Connection, OptionalExt, params};
 use serde_json::Value;
@@ -103,9 +103,8 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
     }
     let mut stmt = conn.prepare("select org from split_runs where version = ? order by org")?;
     let runs: Vec<String> = stmt.query_map([version], |r| r.get(0))?.collect::<duckdb::Result<_>>()?;
-    let mut stmt = conn.prepare(
-        "select org, count(*) from refine_examples where version = ? and kept group by org order by org",
-    )?;
+    let mut stmt =
+        conn.prepare("select org, count(*) from refine_examples where version = ? and kept group by org order by org")?;
     let kept: Vec<(String, i64)> =
         stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
     let mut named: Vec<String> = opts.orgs.iter().map(|o| o.trim().to_string()).filter(|o| !o.is_empty()).collect();
@@ -117,7 +116,9 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
     for org in &named {
         if !runs.contains(org) {
             if kept.iter().any(|(o, _)| o == org) {
-                bail!("org {org} has no split in version {version}; compute it with `sphragis split --version {version} --org {org}`");
+                bail!(
+                    "org {org} has no split in version {version}; compute it with `sphragis split --version {version} --org {org}`"
+                );
             }
             bail!("version {version} keeps no examples of org {org} and has no split for it");
         }
@@ -288,7 +289,8 @@ pub fn finish_interrupted(conn: &Connection) -> Result<Vec<PathBuf>> {
             if !(name.starts_with(".split-criteria-") && name.ends_with(".pending")) {
                 continue;
             }
-            let owner = recorded.iter().find(|(version, org, _, _, f)| f == folder && pending_name(org, version) == name);
+            let owner =
+                recorded.iter().find(|(version, org, _, _, f)| f == folder && pending_name(org, version) == name);
             match owner {
                 Some((_, _, file_name, sha256, _)) if sha256_hex(&std::fs::read(&path)?) == *sha256 => {
                     let target = Path::new(folder).join(file_name);
@@ -318,7 +320,8 @@ fn version_of(path: &Path) -> Result<Option<String>> {
         return Ok(None);
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
-    let value: Value = serde_json::from_str(&text).with_context(|| format!("{}: not a criteria file", path.display()))?;
+    let value: Value =
+        serde_json::from_str(&text).with_context(|| format!("{}: not a criteria file", path.display()))?;
     Ok(value["version"].as_str().map(str::to_string))
 }
 
@@ -450,15 +453,15 @@ pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOpti
     let mut stmt = conn.prepare(
         "select org, manifest_json, criteria_json, last_file_id from frozen_manifests where version = ? order by org",
     )?;
-    let frozen: Vec<(String, String, String, i32)> =
-        stmt.query_map([version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<duckdb::Result<_>>()?;
+    let frozen: Vec<(String, String, String, i32)> = stmt
+        .query_map([version], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<duckdb::Result<_>>()?;
     if frozen.is_empty() {
         bail!("version {version} has no frozen splits to reproduce; compute splits and freeze it first");
     }
     finish_interrupted(conn)?;
-    let recorded_folder: Option<String> = conn
-        .query_row("select folder from frozen_versions where version = ?", [version], |r| r.get(0))
-        .optional()?;
+    let recorded_folder: Option<String> =
+        conn.query_row("select folder from frozen_versions where version = ?", [version], |r| r.get(0)).optional()?;
     let folder = match (&opts.frozen, recorded_folder) {
         (Some(dir), _) => dir.clone(),
         (None, Some(dir)) => PathBuf::from(dir),
@@ -504,13 +507,18 @@ pub fn verify_reproduce_with(conn: &Connection, version: &str, opts: &VerifyOpti
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
     let last = frozen[0].3;
-    let mut stmt = conn.prepare(
-        "select file_id, kind, path, sha256, options from ingest_log where file_id <= ? order by file_id",
-    )?;
+    let mut stmt = conn
+        .prepare("select file_id, kind, path, sha256, options from ingest_log where file_id <= ? order by file_id")?;
     // Only the review corpus's inputs rebuild a review version (SFT files are not needed).
     let inputs: Vec<(i32, String, String, String, Option<String>)> = stmt
         .query_map([last], |r| {
-            Ok((r.get::<_, i32>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?, r.get::<_, Option<String>>(4)?))
+            Ok((
+                r.get::<_, i32>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, Option<String>>(4)?,
+            ))
         })?
         .collect::<duckdb::Result<Vec<_>>>()?
         .into_iter()

@@ -40,24 +40,48 @@ pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) 
         let raw: RawItem = parse_json(path, line, text)?;
         let key = (raw.item_id.clone().into_text(), raw.rater.clone());
         if let Some(first) = seen.insert(key.clone(), line) {
-            return Err(InputError::at(path, Some(line), Some("item_id"), format!("item {} of rater {} repeats line {first}", key.0, key.1)).into());
+            return Err(InputError::at(
+                path,
+                Some(line),
+                Some("item_id"),
+                format!("item {} of rater {} repeats line {first}", key.0, key.1),
+            )
+            .into());
         }
         if let Ok(earlier) = loaded.query_row(duckdb::params![key.0, key.1], |r| r.get::<_, String>(0)) {
-            return Err(InputError::at(path, Some(line), Some("item_id"), format!("item {} of rater {} is already loaded from {earlier}", key.0, key.1))
-                .into());
+            return Err(InputError::at(
+                path,
+                Some(line),
+                Some("item_id"),
+                format!("item {} of rater {} is already loaded from {earlier}", key.0, key.1),
+            )
+            .into());
         }
         let valid = match raw.label.trim().to_ascii_lowercase().as_str() {
             "valid" => true,
             "invalid" => false,
             other => {
-                return Err(InputError::at(path, Some(line), Some("label"), format!("{other:?} is not valid or invalid"))
-                    .into());
+                return Err(InputError::at(
+                    path,
+                    Some(line),
+                    Some("label"),
+                    format!("{other:?} is not valid or invalid"),
+                )
+                .into());
             }
         };
         if raw.rater.trim().is_empty() {
             return Err(InputError::at(path, Some(line), Some("rater"), "must not be empty").into());
         }
-        appender.append_row(params![raw.item_id.into_text(), raw.example_id, raw.rater, raw.label, valid, file_id, line as i64])?;
+        appender.append_row(params![
+            raw.item_id.into_text(),
+            raw.example_id,
+            raw.rater,
+            raw.label,
+            valid,
+            file_id,
+            line as i64
+        ])?;
         n += 1;
         Ok(())
     })?;

@@ -71,7 +71,9 @@ pub fn load(
             match kind {
                 InputKind::Examples => jsonl::read(path, &mut *reader, &mut sink),
                 InputKind::Review4Repair => review4repair::read(path, org, &mut *reader, &mut sink),
-                InputKind::Tufano2021 => tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut *reader, &mut sink),
+                InputKind::Tufano2021 => {
+                    tufano::read(path, org.unwrap_or(tufano::DEFAULT_ORG), &mut *reader, &mut sink)
+                }
                 InputKind::GerritQuery => gerrit_query::read(path, org, &mut *reader, &mut sink),
                 InputKind::GerritRest => gerrit_rest::read(path, org, &mut *reader, &mut sink),
                 _ => unreachable!("review kinds only, orgs and labels handled above"),
@@ -90,7 +92,8 @@ pub fn load(
     }?;
     // Examples or windows arrived: move content that falls in a sealed window out of the main file.
     if kind != InputKind::Labels {
-        super::sealed::seal(conn).with_context(|| format!("{}: loaded; sealing its sealed-window content", path.display()))?;
+        super::sealed::seal(conn)
+            .with_context(|| format!("{}: loaded; sealing its sealed-window content", path.display()))?;
     }
     Ok(outcome)
 }

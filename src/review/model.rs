@@ -82,9 +82,7 @@ pub fn parse_timestamp(text: &str) -> Result<i64, String> {
     if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp_micros());
     }
-    Err(format!(
-        "not a timestamp: {text:?} (expected RFC 3339, 'YYYY-MM-DD HH:MM:SS[.fff]' in UTC, or 'YYYY-MM-DD')"
-    ))
+    Err(format!("not a timestamp: {text:?} (expected RFC 3339, 'YYYY-MM-DD HH:MM:SS[.fff]' in UTC, or 'YYYY-MM-DD')"))
 }
 
 /// A timestamp column value for the appender.

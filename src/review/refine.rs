@@ -134,21 +134,14 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
         bail!("version {name} cannot be its own base");
     }
     let frozen: Option<Option<String>> = conn
-        .query_row(
-            "select frozen_at::varchar from corpus_versions where version = ?",
-            [name],
-            |r| r.get(0),
-        )
+        .query_row("select frozen_at::varchar from corpus_versions where version = ?", [name], |r| r.get(0))
         .optional()?;
     if let Some(Some(at)) = &frozen {
         bail!("version {name} was frozen at {at} and cannot be refined again; refine a new version");
     }
     if frozen.is_some() {
-        let rule: Option<String> = conn.query_row(
-            "select suggestion_rule from corpus_versions where version = ?",
-            [name],
-            |r| r.get(0),
-        )?;
+        let rule: Option<String> =
+            conn.query_row("select suggestion_rule from corpus_versions where version = ?", [name], |r| r.get(0))?;
         let current = crate::rules::fence::SUGGESTION_RULE;
         if rule.as_deref() != Some(current) {
             bail!(
@@ -165,7 +158,9 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             )
             .optional()?;
         if let Some(other) = frozen_on_it {
-            bail!("version {name} is the base of frozen version {other}; refining it again would change {other}'s reconciliation");
+            bail!(
+                "version {name} is the base of frozen version {other}; refining it again would change {other}'s reconciliation"
+            );
         }
         let splits: i64 = conn.query_row("select count(*) from split_runs where version = ?", [name], |r| r.get(0))?;
         if splits > 0 {
@@ -173,7 +168,8 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
         }
     }
     if let Some(base) = &opts.base {
-        let exists: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [base], |r| r.get(0))?;
+        let exists: i64 =
+            conn.query_row("select count(*) from corpus_versions where version = ?", [base], |r| r.get(0))?;
         if exists == 0 {
             bail!("base version {base} does not exist; refine it first");
         }
@@ -192,39 +188,45 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
     // Verdicts need the content of sealed examples too (counts include them): seal what is
     // pending, then read content through views that reach into the companion.
     crate::review::sealed::seal(conn)?;
-    crate::review::sealed::with_content(conn, true, || crate::db::in_transaction(conn, || -> Result<RefineSummary> {
-        conn.execute("delete from refine_comments where version = ?", [name])?;
-        conn.execute("delete from refine_examples where version = ?", [name])?;
-        conn.execute("delete from corpus_versions where version = ?", [name])?;
-        conn.execute(
+    crate::review::sealed::with_content(conn, true, || {
+        crate::db::in_transaction(conn, || -> Result<RefineSummary> {
+            conn.execute("delete from refine_comments where version = ?", [name])?;
+            conn.execute("delete from refine_examples where version = ?", [name])?;
+            conn.execute("delete from corpus_versions where version = ?", [name])?;
+            conn.execute(
             &format!(
                 "insert into corpus_versions (version, base_version, rules, min_target_chars, rules_code, inputs_up_to, created_at, suggestion_rule) \
                  values (?, ?, {rule_list}, ?, ?, (select coalesce(max(file_id), 0) from ingest_log), current_timestamp, ?)"
             ),
             params![name, opts.base, opts.min_target_chars, crate::RULES_CODE, crate::rules::fence::SUGGESTION_RULE],
         )?;
-        conn.execute(COMMENTS_SQL, params![name, opts.min_target_chars, on(Rule::ServiceAccount)])
-            .context("refine step sql/steps/comments.sql")?;
-        conn.execute(
-            EXAMPLES_SQL,
-            params![
-                name,
-                on(Rule::ServiceAccount),
-                on(Rule::RebaseSuccessor),
-                on(Rule::SuggestedEdit),
-                on(Rule::AppliedFix),
-                on(Rule::Duplicate)
-            ],
-        )
-        .context("refine step sql/steps/examples.sql")?;
-        let (removed, kept): (i64, i64) = conn.query_row(
+            conn.execute(COMMENTS_SQL, params![name, opts.min_target_chars, on(Rule::ServiceAccount)])
+                .context("refine step sql/steps/comments.sql")?;
+            conn.execute(
+                EXAMPLES_SQL,
+                params![
+                    name,
+                    on(Rule::ServiceAccount),
+                    on(Rule::RebaseSuccessor),
+                    on(Rule::SuggestedEdit),
+                    on(Rule::AppliedFix),
+                    on(Rule::Duplicate)
+                ],
+            )
+            .context("refine step sql/steps/examples.sql")?;
+            let (removed, kept): (i64, i64) = conn.query_row(
             "select count(*) filter (where not kept), count(*) filter (where kept) from refine_examples where version = ?",
             [name],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        crate::db::log(conn, "refine", &format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-")))?;
-        Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
-    }))
+            crate::db::log(
+                conn,
+                "refine",
+                &format!("{name} rules {} base {}", rules.join(","), opts.base.as_deref().unwrap_or("-")),
+            )?;
+            Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
+        })
+    })
 }
 
 #[cfg(test)]

@@ -44,11 +44,10 @@ pub fn companion_of(db: &Path) -> PathBuf {
 
 /// The companion of the database `conn` is open on; `None` for an in-memory database.
 pub fn companion_path(conn: &Connection) -> Result<Option<PathBuf>> {
-    let path: Option<String> = conn.query_row(
-        "select path from duckdb_databases() where database_name = current_database()",
-        [],
-        |r| r.get(0),
-    )?;
+    let path: Option<String> =
+        conn.query_row("select path from duckdb_databases() where database_name = current_database()", [], |r| {
+            r.get(0)
+        })?;
     Ok(path.filter(|p| !p.is_empty() && p != ":memory:").map(|p| companion_of(Path::new(&p))))
 }
 
@@ -125,7 +124,11 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
             "insert into sealed_content select example_id, org, window_name, current_timestamp from temp.sph_to_seal",
             [],
         )?;
-        crate::db::log(conn, "seal", &format!("content of {n} examples in sealed windows moved to {}", companion.display()))?;
+        crate::db::log(
+            conn,
+            "seal",
+            &format!("content of {n} examples in sealed windows moved to {}", companion.display()),
+        )?;
         Ok(n as u64)
     })
 }
@@ -176,7 +179,9 @@ pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnc
             Ok(row) => row,
             Err(e) => {
                 detach(conn);
-                return Err(anyhow::Error::from(e).context(format!("{}: not a sealed companion database", companion.display())));
+                return Err(
+                    anyhow::Error::from(e).context(format!("{}: not a sealed companion database", companion.display()))
+                );
             }
         };
         if let (n @ 1.., first) = lacking {

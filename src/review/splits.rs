@@ -59,10 +59,7 @@ pub fn compute(conn: &Connection, version: &str, org: Option<&str>) -> Result<Ve
             conn.execute("delete from review_splits where version = ? and org = ?", params![version, o])?;
             conn.execute("delete from split_runs where version = ? and org = ?", params![version, o])?;
             let n = conn.execute(SPLITS_SQL, params![version, o]).context("split step sql/steps/splits.sql")?;
-            conn.execute(
-                "insert into split_runs values (?, ?, ?, current_timestamp)",
-                params![version, o, file_id],
-            )?;
+            conn.execute("insert into split_runs values (?, ?, ?, current_timestamp)", params![version, o, file_id])?;
             crate::db::log(conn, "split", &format!("{version} {o}: {n} examples, registration file_id {file_id}"))?;
             placed.push((o.clone(), n as i64));
         }
@@ -139,7 +136,18 @@ fn view_sha(name: &str) -> String {
 /// size_floor, language_mix_ceiling, matched_suffix: {suffix, rows_a, rows_b},
 /// runner_up: {suffix, rows_a, rows_b}}`. Errors when no split was computed.
 pub fn criteria(conn: &Connection, version: &str, org: &str) -> Result<Value> {
-    type Row = (i64, i64, i64, Option<f64>, Option<String>, Option<i64>, Option<i64>, Option<String>, Option<i64>, Option<i64>);
+    type Row = (
+        i64,
+        i64,
+        i64,
+        Option<f64>,
+        Option<String>,
+        Option<i64>,
+        Option<i64>,
+        Option<String>,
+        Option<i64>,
+        Option<i64>,
+    );
     let row: Row = conn
         .query_row(
             "select train_a, train_b, size_floor, language_mix_ceiling, matched_suffix, matched_rows_a, \
@@ -188,10 +196,8 @@ pub fn criteria(conn: &Connection, version: &str, org: &str) -> Result<Value> {
             "target_in_comment": { "k": k, "n": n },
         })
     };
-    let views: BTreeMap<&str, String> = ["split_counts_v1", "half_suffix_mix_v1", "split_criteria_v1"]
-        .into_iter()
-        .map(|v| (v, view_sha(v)))
-        .collect();
+    let views: BTreeMap<&str, String> =
+        ["split_counts_v1", "half_suffix_mix_v1", "split_criteria_v1"].into_iter().map(|v| (v, view_sha(v))).collect();
     Ok(json!({
         "version": version,
         "org": org,
@@ -233,6 +239,70 @@ pub fn flatten(value: &Value) -> BTreeMap<String, String> {
     out
 }
 
+const SPLIT_EXAMPLES_UNSEALED_SQL: &str = include_str!("../../sql/steps/split_examples.sql");
+
+/// The examples of one split with their prompt (kept comments), for `sphragis examples`.
+///
+/// A split outside the sealed window is read from the view `split_examples_v1` and the
+/// table is stamped with it (a stock DuckDB client re-runs the stamp's query and gets the
+/// same rows). A sealed split is read only with `unseal`: its content comes from the
+/// sealed companion through `sql/steps/split_examples.sql` (same columns), the read is
+/// logged in `sph_log`, and the table has no stamp (a stock client cannot open the
+/// companion through the main file, by design).
+///
+/// Errors: no such split for the org in the version; a sealed split without `unseal`; SQL.
+pub fn examples(
+    conn: &Connection,
+    version: &str,
+    org: &str,
+    split: &str,
+    unseal: bool,
+) -> Result<crate::report::ReportTable> {
+    use crate::report::{ReportTable, Stamp, query, sql_literal};
+    let sealed: Option<bool> = conn.query_row(
+        "select bool_or(sealed) from review_splits where version = ? and org = ? and split = ?",
+        params![version, org, split],
+        |r| r.get(0),
+    )?;
+    let Some(sealed) = sealed else {
+        bail!("no split {split:?} for {org} in version {version}; see `sphragis report splits`");
+    };
+    if sealed && !unseal {
+        bail!(
+            "split {split} of {org} is the sealed test window; its content opens only with --unseal, which is logged"
+        );
+    }
+    if sealed {
+        let mut table = crate::review::sealed::with_content(conn, true, || {
+            query(conn, SPLIT_EXAMPLES_UNSEALED_SQL, &[version, org, split])
+        })?;
+        table.report = "examples".into();
+        table.about =
+            format!("{org} {split} of version {version}, unsealed (content from the sealed companion; no stamp)");
+        crate::db::log(conn, "unseal", &format!("{version} {org} {split}: {} examples shown", table.rows.len()))?;
+        return Ok(table);
+    }
+    let name = "split_examples_v1";
+    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
+    let filter =
+        format!("version = {} and org = {} and split = {}", sql_literal(version), sql_literal(org), sql_literal(split));
+    let sql = format!("select * from {name} where {filter} order by example_id");
+    let table = query(conn, &sql, &[])?;
+    Ok(ReportTable {
+        report: "examples".into(),
+        about: format!("{org} {split} of version {version}: hunk, target and the prompt's comments"),
+        stamp: Some(Stamp {
+            kind: file.kind,
+            name: name.into(),
+            sha256: file.sha256(),
+            arguments: None,
+            filter: Some(filter),
+            query: sql,
+        }),
+        ..table
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,49 +316,4 @@ mod tests {
         assert_eq!(flat["a.c[1]"], "null");
         assert_eq!(flat["d"], "\"x\"");
     }
-}
-
-const SPLIT_EXAMPLES_UNSEALED_SQL: &str = include_str!("../../sql/steps/split_examples.sql");
-
-/// The examples of one split with their prompt (kept comments), for `sphragis examples`.
-///
-/// A split outside the sealed window is read from the view `split_examples_v1` and the
-/// table is stamped with it (a stock DuckDB client re-runs the stamp's query and gets the
-/// same rows). A sealed split is read only with `unseal`: its content comes from the
-/// sealed companion through `sql/steps/split_examples.sql` (same columns), the read is
-/// logged in `sph_log`, and the table has no stamp (a stock client cannot open the
-/// companion through the main file, by design).
-///
-/// Errors: no such split for the org in the version; a sealed split without `unseal`; SQL.
-pub fn examples(conn: &Connection, version: &str, org: &str, split: &str, unseal: bool) -> Result<crate::report::ReportTable> {
-    use crate::report::{ReportTable, Stamp, query, sql_literal};
-    let sealed: Option<bool> = conn.query_row(
-        "select bool_or(sealed) from review_splits where version = ? and org = ? and split = ?",
-        params![version, org, split],
-        |r| r.get(0),
-    )?;
-    let Some(sealed) = sealed else {
-        bail!("no split {split:?} for {org} in version {version}; see `sphragis report splits`");
-    };
-    if sealed && !unseal {
-        bail!("split {split} of {org} is the sealed test window; its content opens only with --unseal, which is logged");
-    }
-    if sealed {
-        let mut table = crate::review::sealed::with_content(conn, true, || query(conn, SPLIT_EXAMPLES_UNSEALED_SQL, &[version, org, split]))?;
-        table.report = "examples".into();
-        table.about = format!("{org} {split} of version {version}, unsealed (content from the sealed companion; no stamp)");
-        crate::db::log(conn, "unseal", &format!("{version} {org} {split}: {} examples shown", table.rows.len()))?;
-        return Ok(table);
-    }
-    let name = "split_examples_v1";
-    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
-    let filter = format!("version = {} and org = {} and split = {}", sql_literal(version), sql_literal(org), sql_literal(split));
-    let sql = format!("select * from {name} where {filter} order by example_id");
-    let table = query(conn, &sql, &[])?;
-    Ok(ReportTable {
-        report: "examples".into(),
-        about: format!("{org} {split} of version {version}: hunk, target and the prompt's comments"),
-        stamp: Some(Stamp { kind: file.kind, name: name.into(), sha256: file.sha256(), arguments: None, filter: Some(filter), query: sql }),
-        ..table
-    })
 }

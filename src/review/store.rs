@@ -66,12 +66,8 @@ impl<'conn> ExampleWriter<'conn> {
     /// Errors: a constraint fails on flush, for example an example id or
     /// (example id, comment id) pair that is already in the database.
     pub fn finish(mut self) -> Result<i64> {
-        self.examples
-            .flush()
-            .context("writing examples (an example_id may already be loaded from another file)")?;
-        self.comments
-            .flush()
-            .context("writing comments (a comment_id may repeat within its example)")?;
+        self.examples.flush().context("writing examples (an example_id may already be loaded from another file)")?;
+        self.comments.flush().context("writing comments (a comment_id may repeat within its example)")?;
         Ok(self.written)
     }
 }

@@ -38,8 +38,9 @@ pub const SUGGESTION_RULE: &str = "fence-2";
 /// The text of Gerrit's applied-fix reply (`handleAppliedFix()`), capital F, full stop.
 pub const FIX_APPLIED: &str = "Fix applied.";
 
-static STRICT: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*(?:`{3,}|~{3,})suggestion(?::-[0-9]+\+[0-9]+)?[\s&&[^\n]]*$").expect("strict fence regex"));
+static STRICT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?m)^[ \t]*(?:`{3,}|~{3,})suggestion(?::-[0-9]+\+[0-9]+)?[\s&&[^\n]]*$").expect("strict fence regex")
+});
 
 static LOOSE: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?mi)^[ \t>]*(?:`{3,}|~{3,})[ \t]*suggestion").expect("loose fence regex"));
@@ -193,7 +194,9 @@ mod tests {
             assert!(opens_suggestion_fence(&suggestion(open, "x", "```", "\n")), "{open}");
             assert!(opens_suggestion_fence(&suggestion(open, "x", "```", "\r\n")), "{open} CRLF");
         }
-        for open in ["```suggestion:+2", "```suggestion:-0", "```suggestion:-a+2", "```suggestion:", "```suggestion:-0+2x"] {
+        for open in
+            ["```suggestion:+2", "```suggestion:-0", "```suggestion:-a+2", "```suggestion:", "```suggestion:-0+2x"]
+        {
             assert!(!opens_suggestion_fence(&suggestion(open, "x", "```", "\n")), "{open}");
         }
     }
@@ -214,7 +217,9 @@ mod tests {
 
     #[test]
     fn strict_fence_in_blockquote_is_not_a_suggestion() {
-        for quoted in ["> ```suggestion\n> x\n> ```", ">```suggestion\nx", "> > ~~~suggestion\r\n> > x", "  > ````suggestion\nx"] {
+        for quoted in
+            ["> ```suggestion\n> x\n> ```", ">```suggestion\nx", "> > ~~~suggestion\r\n> > x", "  > ````suggestion\nx"]
+        {
             assert!(!opens_suggestion_fence(quoted), "{quoted:?}");
             assert!(loose_suggestion_fence(quoted), "the loose selector shows it: {quoted:?}");
         }

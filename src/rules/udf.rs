@@ -91,11 +91,8 @@ impl VArrowScalar for DedupKeyUdf {
     fn invoke(_: &(), input: RecordBatch) -> UdfResult {
         let hunk = strings(&input, 0)?;
         let target = strings(&input, 1)?;
-        let out: StringArray = hunk
-            .iter()
-            .zip(target.iter())
-            .map(|(h, t)| Some(normalize::dedup_key(h?, t?)))
-            .collect();
+        let out: StringArray =
+            hunk.iter().zip(target.iter()).map(|(h, t)| Some(normalize::dedup_key(h?, t?))).collect();
         Ok(Arc::new(out))
     }
 
@@ -113,11 +110,8 @@ impl VArrowScalar for TargetInCommentUdf {
     fn invoke(_: &(), input: RecordBatch) -> UdfResult {
         let target = strings(&input, 0)?;
         let comment = strings(&input, 1)?;
-        let min = input
-            .column(2)
-            .as_any()
-            .downcast_ref::<Int32Array>()
-            .ok_or("argument 3 (min_chars) is not INTEGER")?;
+        let min =
+            input.column(2).as_any().downcast_ref::<Int32Array>().ok_or("argument 3 (min_chars) is not INTEGER")?;
         let mut out = Vec::with_capacity(target.len());
         for i in 0..target.len() {
             if target.is_null(i) || comment.is_null(i) || min.is_null(i) {
@@ -132,10 +126,7 @@ impl VArrowScalar for TargetInCommentUdf {
     }
 
     fn signatures() -> Vec<ArrowFunctionSignature> {
-        vec![ArrowFunctionSignature::exact(
-            vec![DataType::Utf8, DataType::Utf8, DataType::Int32],
-            DataType::Boolean,
-        )]
+        vec![ArrowFunctionSignature::exact(vec![DataType::Utf8, DataType::Utf8, DataType::Int32], DataType::Boolean)]
     }
 }
 
@@ -156,8 +147,11 @@ impl VArrowScalar for ZlibRatioUdf {
     }
 }
 
+/// A pure rule over one text: true when the rule holds.
+pub type Predicate = fn(&str) -> bool;
+
 /// The one-argument predicates, by SQL name.
-pub const PREDICATES: &[(&str, fn(&str) -> bool)] = &[
+pub const PREDICATES: &[(&str, Predicate)] = &[
     ("sph_fence_strict", fence::opens_suggestion_fence),
     ("sph_fence_gerrit", fence::gerrit_has_user_suggestion),
     ("sph_fence_loose", fence::loose_suggestion_fence),
@@ -207,6 +201,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::type_complexity)] // one tuple per selected column, read once
     fn null_in_null_out() {
         let conn = conn();
         let row: (Option<bool>, Option<String>, Option<bool>, Option<f64>, Option<String>) = conn

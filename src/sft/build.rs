@@ -122,7 +122,8 @@ impl Policy {
                     }
                     Ok(Policy::Window { from, to })
                 } else if let Some(list) = text.strip_prefix("keep:") {
-                    let keep = list.split(',').map(|s| s.trim().parse().map_err(|_| bad())).collect::<Result<Vec<i64>>>()?;
+                    let keep =
+                        list.split(',').map(|s| s.trim().parse().map_err(|_| bad())).collect::<Result<Vec<i64>>>()?;
                     Ok(Policy::Keep(keep))
                 } else {
                     Err(bad())
@@ -305,7 +306,9 @@ pub fn build(
             "select t.instance_id, t.family, l.path, l.sha256 from sft_trajectories as t \
              join ingest_log as l using (file_id) order by t.instance_id",
         )?;
-        let all = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?.collect::<duckdb::Result<Vec<_>>>()?;
+        let all = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<duckdb::Result<Vec<_>>>()?;
         if options.instances.is_empty() {
             all
         } else {
@@ -371,17 +374,23 @@ pub fn build(
         }
         // Defence in depth (the contract's supervised_in_kept_assistant, at build time): a
         // supervised token outside every kept assistant message is never written.
-        let in_kept = |t: usize| view.message_spans.iter().any(|s| keep.contains(&(s.index as i64)) && s.start <= t && t < s.end);
+        let in_kept =
+            |t: usize| view.message_spans.iter().any(|s| keep.contains(&(s.index as i64)) && s.start <= t && t < s.end);
         if let Some(t) = (0..mask.len()).find(|&t| mask[t] == 1 && !in_kept(t)) {
             let inside = view.message_spans.iter().find(|s| s.start <= t && t < s.end);
             bail!(
                 "{instance_id}: supervised token {t} lies outside every kept assistant message ({}); the template's \
                  generation marks and the tokenizer's offsets disagree, so nothing is written",
-                inside.map(|s| format!("it is in message {} ({})", s.index, s.role)).unwrap_or_else(|| "it is in no message".into())
+                inside
+                    .map(|s| format!("it is in message {} ({})", s.index, s.role))
+                    .unwrap_or_else(|| "it is in no message".into())
             );
         }
         if !view.hf_fallthrough.is_empty() {
-            fallthrough.lock().map_err(|_| anyhow::anyhow!("poisoned"))?.push((instance_id.clone(), view.hf_fallthrough.len()));
+            fallthrough
+                .lock()
+                .map_err(|_| anyhow::anyhow!("poisoned"))?
+                .push((instance_id.clone(), view.hf_fallthrough.len()));
         }
         let supervised = mask.iter().filter(|m| **m == 1).count();
         let spans: Vec<Value> = view

@@ -53,7 +53,8 @@ static WRITE: LazyLock<Regex> = LazyLock::new(|| {
 
 static ANSI: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\x1b\[[0-9;]*[A-Za-z]").expect("ansi regex"));
 static PYTEST: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^=+ (.*\b(passed|failed|error|errors|no tests ran)\b.*) in [0-9.]+s(econds)? .*=+\s*$").expect("pytest regex")
+    Regex::new(r"(?m)^=+ (.*\b(passed|failed|error|errors|no tests ran)\b.*) in [0-9.]+s(econds)? .*=+\s*$")
+        .expect("pytest regex")
 });
 /// pytest's bare summary line (`-q`): counts, `in` a duration, nothing else on the line.
 static PYTEST_QUIET: LazyLock<Regex> = LazyLock::new(|| {
@@ -118,9 +119,9 @@ pub fn test_result(observation: &str) -> Option<TestResult> {
     for m in PYTEST_QUIET.captures_iter(&text) {
         let summary = &m[1];
         let at = m.get(0).map_or(0, |g| g.start());
-        let failed = summary.split(", ").any(|part| {
-            part.ends_with(" failed") || part.ends_with(" error") || part.ends_with(" errors")
-        });
+        let failed = summary
+            .split(", ")
+            .any(|part| part.ends_with(" failed") || part.ends_with(" error") || part.ends_with(" errors"));
         if failed {
             note(at, TestResult::Fail);
         } else if summary.split(", ").any(|part| part.ends_with(" passed")) {
@@ -182,7 +183,9 @@ mod tests {
         ] {
             assert!(is_write_command(yes), "{yes}");
         }
-        for no in ["pytest tests/ 2>&1 | tail -5", "python x.py > /dev/null 2>&1", "cat src/x.py", "grep -n 'a > b' x.py"] {
+        for no in
+            ["pytest tests/ 2>&1 | tail -5", "python x.py > /dev/null 2>&1", "cat src/x.py", "grep -n 'a > b' x.py"]
+        {
             let expected = no.starts_with("grep"); // the quoted '>' is a known false positive
             assert_eq!(is_write_command(no), expected, "{no}");
         }
@@ -191,7 +194,8 @@ mod tests {
     #[test]
     fn summaries() {
         let pass = "collected 25 items\n\n......\n\n======================== 22 passed, 3 skipped in 0.35s =========================\n";
-        let fail = "FAILED t.py::a - x\n=================== 3 failed, 43 passed, 3 skipped in 0.33s ====================\n";
+        let fail =
+            "FAILED t.py::a - x\n=================== 3 failed, 43 passed, 3 skipped in 0.33s ====================\n";
         let colour = "\x1b[32m======================== \x1b[32m\x1b[1m201 passed\x1b[0m, \x1b[33m4 skipped\x1b[0m\x1b[32m in 0.59s\x1b[0m\x1b[32m ========================\x1b[0m\n";
         assert_eq!(test_result(pass), Some(TestResult::Pass));
         assert_eq!(test_result(fail), Some(TestResult::Fail));
@@ -211,7 +215,12 @@ mod tests {
     #[test]
     fn test_result_reads_the_summary_forms_runners_print() {
         // pytest -q: a bare summary line, no `=` frame.
-        assert_eq!(test_result(".                                                                    [100%]\n1 passed in 0.12s\n"), Some(TestResult::Pass));
+        assert_eq!(
+            test_result(
+                ".                                                                    [100%]\n1 passed in 0.12s\n"
+            ),
+            Some(TestResult::Pass)
+        );
         assert_eq!(test_result("...\n3 passed in 0.02s"), Some(TestResult::Pass));
         assert_eq!(test_result(".F\n1 failed, 1 passed in 0.12s\n"), Some(TestResult::Fail));
         assert_eq!(test_result("E\n1 error in 0.05s\n"), Some(TestResult::Fail));
@@ -225,7 +234,12 @@ mod tests {
         // unittest
         let ut_fail = "F\n======================================================================\nFAIL: test_one (test_dict.TestUnitTest)\n----------------------------------------------------------------------\nRan 1 test in 0.000s\n\nFAILED (failures=1)\n";
         assert_eq!(test_result(ut_fail), Some(TestResult::Fail));
-        assert_eq!(test_result("----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nOK\n"), Some(TestResult::Pass));
+        assert_eq!(
+            test_result(
+                "----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nOK\n"
+            ),
+            Some(TestResult::Pass)
+        );
         assert_eq!(test_result("Ran 0 tests in 0.000s\n\nNO TESTS RAN\n"), None);
         // Django: the system-check line is not a result; the unittest summary is.
         let django = "Creating test database for alias 'default'...\nSystem check identified no issues (0 silenced).\n..s.\n----------------------------------------------------------------------\nRan 419 tests in 233.525s\n\nOK (skipped=2)\nDestroying test database for alias 'default'...\n";
@@ -234,10 +248,16 @@ mod tests {
         let django_fail = "System check identified no issues (0 silenced).\nF.\n----------------------------------------------------------------------\nRan 2 tests in 0.004s\n\nFAILED (failures=1, errors=1)\nDestroying test database for alias 'default'...\n";
         assert_eq!(test_result(django_fail), Some(TestResult::Fail));
         // tox 3
-        assert_eq!(test_result("___ summary ___\n  py311: commands succeeded\n  congratulations :)\n"), Some(TestResult::Pass));
+        assert_eq!(
+            test_result("___ summary ___\n  py311: commands succeeded\n  congratulations :)\n"),
+            Some(TestResult::Pass)
+        );
         assert_eq!(test_result("___ summary ___\nERROR:   py311: commands failed\n"), Some(TestResult::Fail));
         // tox 4
-        assert_eq!(test_result("  py311: OK (0.52=setup[0.04]+cmd[0.48] seconds)\n  congratulations :) (0.59 seconds)\n"), Some(TestResult::Pass));
+        assert_eq!(
+            test_result("  py311: OK (0.52=setup[0.04]+cmd[0.48] seconds)\n  congratulations :) (0.59 seconds)\n"),
+            Some(TestResult::Pass)
+        );
         let tox4_fail = "py39: exit 4 (0.45 seconds) /testbed> python -X dev -m pytest -rA tests/test_ext_autodoc_typehints.py pid=324\n  py39: FAIL code 4 (8.11=setup[7.66]+cmd[0.45] seconds)\n  evaluation failed :( (8.65 seconds)\n";
         assert_eq!(test_result(tox4_fail), Some(TestResult::Fail));
         // A pass after a failure: the last summary wins across forms.

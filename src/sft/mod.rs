@@ -14,13 +14,13 @@
 //! the split manifest and a samples database. The contract checks, the per-instance
 //! tables and the pool audit are views in `sql/sft/` and `sql/pools/`.
 
-pub mod render;
 pub mod build;
 pub mod family;
 pub mod formats;
 pub mod heuristics;
 pub mod outcomes;
 pub mod pools;
+pub mod render;
 pub mod schema;
 pub mod segments;
 pub mod store;

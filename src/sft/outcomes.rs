@@ -37,7 +37,6 @@ pub struct Outcome {
     pub pass_to_fail: Option<TestCounts>,
 }
 
-
 /// Read a SWE-bench harness `report.json`: `{resolved, patch_successfully_applied,
 /// tests_status: {FAIL_TO_PASS: {success: [ids], failure: [ids]}, PASS_TO_PASS, ...}}`,
 /// or the same object nested under its instance id (`{"<id>": {...}}`, the harness's
@@ -93,4 +92,3 @@ pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
         pass_to_fail: counts("PASS_TO_FAIL")?,
     })
 }
-

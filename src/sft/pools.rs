@@ -62,7 +62,13 @@ pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
                     return Err(InputError::at(path, None, Some(&field), "must not be empty").into());
                 }
                 if let Some(other) = seen.insert(id, split) {
-                    return Err(InputError::at(path, None, Some(&field), format!("instance {id} is also in split {other}")).into());
+                    return Err(InputError::at(
+                        path,
+                        None,
+                        Some(&field),
+                        format!("instance {id} is also in split {other}"),
+                    )
+                    .into());
                 }
                 conn.execute("insert into sft_split_manifest values (?, ?, ?)", params![id, split, file_id])?;
                 rows += 1;
@@ -150,10 +156,18 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             let (id, success, finish, f2p, p2p) =
                 row.map_err(|e| InputError::at(path, None, Some(&format!("samples[{}]", i + 1)), e.to_string()))?;
             if success != 0 && success != 1 {
-                return Err(InputError::at(path, None, Some(&field("success")), format!("{success} is not 0 or 1")).into());
+                return Err(
+                    InputError::at(path, None, Some(&field("success")), format!("{success} is not 0 or 1")).into()
+                );
             }
             if let Some(first) = seen.insert(id.clone(), i + 1) {
-                return Err(InputError::at(path, None, Some(&field("instance_id")), format!("{id} repeats row {first}")).into());
+                return Err(InputError::at(
+                    path,
+                    None,
+                    Some(&field("instance_id")),
+                    format!("{id} repeats row {first}"),
+                )
+                .into());
             }
             let earlier: Option<String> = conn
                 .query_row(
@@ -163,7 +177,13 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
                 )
                 .optional()?;
             if let Some(earlier) = earlier {
-                return Err(InputError::at(path, None, Some(&field("instance_id")), format!("{id} is already loaded from {earlier}")).into());
+                return Err(InputError::at(
+                    path,
+                    None,
+                    Some(&field("instance_id")),
+                    format!("{id} is already loaded from {earlier}"),
+                )
+                .into());
             }
             conn.execute(
                 "insert into sft_samples values (?, ?, ?, ?, ?, ?)",
@@ -181,7 +201,9 @@ const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Opens the bytes of an SQLite file as an in-memory, read-only database.
 fn open_sqlite_bytes(path: &Path, bytes: &mut [u8]) -> Result<rusqlite::Connection> {
     if bytes.len() < 100 || &bytes[..16] != SQLITE_MAGIC {
-        return Err(InputError::at(path, None, None, "not an SQLite database file (no \"SQLite format 3\" header)").into());
+        return Err(
+            InputError::at(path, None, None, "not an SQLite database file (no \"SQLite format 3\" header)").into()
+        );
     }
     // Bytes 18 and 19 are the write and read format versions: 2 = WAL. The in-memory
     // copy is read in rollback mode (1); the hashed bytes are untouched.

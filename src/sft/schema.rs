@@ -5,7 +5,6 @@
 use serde::Serialize;
 use serde_json::Value;
 
-
 /// `source` of mini-swe-agent trajectories.
 pub const SOURCE_MINI_SWE_AGENT: &str = "mini-swe-agent";
 /// `source` of SWE-agent `.traj` files.

@@ -40,7 +40,9 @@
 
 use anyhow::{Context, Result};
 use duckdb::Connection;
-use duckdb::arrow::array::{Array, ArrayRef, Int32Array, Int32Builder, ListArray, RecordBatch, StringArray, StringBuilder};
+use duckdb::arrow::array::{
+    Array, ArrayRef, Int32Array, Int32Builder, ListArray, RecordBatch, StringArray, StringBuilder,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -268,7 +270,9 @@ impl<'s> Cutter<'s> {
                 return;
             }
             match out.last_mut() {
-                Some(last) if last.span == Some(k) && last.segment == segment && last.end == a as i64 => last.end = b as i64,
+                Some(last) if last.span == Some(k) && last.segment == segment && last.end == a as i64 => {
+                    last.end = b as i64
+                }
                 _ => out.push(Segment { span: Some(k), segment, start: a as i64, end: b as i64 }),
             }
         };
@@ -395,7 +399,12 @@ const BATCH: usize = 65_536;
 /// (`origin.tokenizer_sha256`, as `views build` writes it: its segments would be cut with
 /// the wrong tokens; an [`InputError`](crate::ingest::InputError) naming the line); a
 /// DuckDB error reading the views or writing the segments.
-pub fn derive_file(conn: &Connection, path: &std::path::Path, file_id: i32, segmenter: &Segmenter) -> Result<DerivedFile> {
+pub fn derive_file(
+    conn: &Connection,
+    path: &std::path::Path,
+    file_id: i32,
+    segmenter: &Segmenter,
+) -> Result<DerivedFile> {
     {
         use duckdb::OptionalExt;
         let other: Option<(i64, String)> = conn
@@ -426,7 +435,10 @@ pub fn derive_file(conn: &Connection, path: &std::path::Path, file_id: i32, segm
              join sft_views as v using (view_id) where v.file_id = ? order by s.view_id, s.ordinal",
         )?;
         let rows = stmt.query_map([file_id], |r| {
-            Ok((r.get::<_, String>(0)?, Span { ordinal: r.get(1)?, msg_index: r.get(2)?, role: r.get(3)?, start: r.get(4)?, end: r.get(5)? }))
+            Ok((
+                r.get::<_, String>(0)?,
+                Span { ordinal: r.get(1)?, msg_index: r.get(2)?, role: r.get(3)?, start: r.get(4)?, end: r.get(5)? },
+            ))
         })?;
         for row in rows {
             let (view, span) = row?;
@@ -473,7 +485,9 @@ pub fn derive_file(conn: &Connection, path: &std::path::Path, file_id: i32, segm
 pub fn derive_missing(conn: &Connection, segmenter: &Segmenter) -> Result<Vec<(i32, String, DerivedFile)>> {
     let views: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0))?;
     if views == 0 {
-        anyhow::bail!("no views are loaded: load them with `sphragis load views FILE --tokenizer T`, which cuts their segments");
+        anyhow::bail!(
+            "no views are loaded: load them with `sphragis load views FILE --tokenizer T`, which cuts their segments"
+        );
     }
     let files: Vec<(i32, String)> = {
         let mut stmt = conn.prepare(
@@ -619,14 +633,21 @@ mod tests {
     const IDS: [i64; 72] = [
         27, 4, 1, 7, 3, 8, 3, 9, 10, 28, 1, // system [0, 11)
         27, 5, 1, 11, 3, 12, 3, 13, 28, 1, // user [11, 21)
-        27, 6, 1, 29, 1, 14, 3, 15, 3, 16, 1, 30, 2, 31, 1, 17, 19, 22, 19, 20, 19, 23, 19, 18, 1, 32, 28, 1, // assistant [21, 49)
+        27, 6, 1, 29, 1, 14, 3, 15, 3, 16, 1, 30, 2, 31, 1, 17, 19, 22, 19, 20, 19, 23, 19, 18, 1, 32, 28,
+        1, // assistant [21, 49)
         27, 5, 1, 33, 1, 24, 10, 25, 1, 34, 28, 1, // tool [49, 61)
         27, 6, 1, 29, 2, 30, 2, 26, 28, 1,  // assistant [61, 71)
         35, // <|endoftext|>, in no span
     ];
 
     fn spans() -> Vec<Span> {
-        vec![span(0, "system", 0, 11), span(1, "user", 11, 21), span(2, "assistant", 21, 49), span(3, "tool", 49, 61), span(4, "assistant", 61, 71)]
+        vec![
+            span(0, "system", 0, 11),
+            span(1, "user", 11, 21),
+            span(2, "assistant", 21, 49),
+            span(3, "tool", 49, 61),
+            span(4, "assistant", 61, 71),
+        ]
     }
 
     #[test]
@@ -669,7 +690,10 @@ mod tests {
         let rules = cutter.rules();
         assert_eq!(rules["derivation"], "segments-1");
         assert_eq!(rules["turn_delimiters"], serde_json::json!(["<|endoftext|>", "<|im_end|>", "<|im_start|>"]));
-        assert_eq!(rules["blocks"][0], serde_json::json!({"open": "<think>", "close": "</think>", "segment": "thinking"}));
+        assert_eq!(
+            rules["blocks"][0],
+            serde_json::json!({"open": "<think>", "close": "</think>", "segment": "thinking"})
+        );
         assert_eq!(rules["blocks"].as_array().unwrap().len(), 3); // think, tool_call, tool_response
         assert_eq!(rules["headers_opened_by"], serde_json::json!({"<|im_start|>": 5}));
         assert_eq!(rules["turns_closed_by"], serde_json::json!({"<|im_end|>": 5}));
@@ -699,7 +723,15 @@ mod tests {
         // the end of turn is text, not end of turn
         let ids = [27, 6, 1, 26, 30, 26, 1, 31, 23, 32, 1, 28, 1];
         let got = cut(&seg, &ids, &[span(0, "assistant", 0, 13)]);
-        assert_eq!(got, vec![(0, "header".into(), 0, 3), (0, "text".into(), 3, 7), (0, "tool_call".into(), 7, 11), (0, "end_of_turn".into(), 11, 13)]);
+        assert_eq!(
+            got,
+            vec![
+                (0, "header".into(), 0, 3),
+                (0, "text".into(), 3, 7),
+                (0, "tool_call".into(), 7, 11),
+                (0, "end_of_turn".into(), 11, 13)
+            ]
+        );
         // spans past the end are clamped, empty and inverted spans get nothing,
         // uncovered positions are outside; overlapping spans are each cut
         let ids = [27, 5, 1, 26, 28, 1, 26, 26];

@@ -40,13 +40,31 @@ pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&Toke
         )?;
         for (row, t) in read.iter().enumerate() {
             if t.messages.is_empty() {
-                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("trajectory {} has no message", t.instance_id)).into());
+                return Err(InputError::at(
+                    path,
+                    None,
+                    Some(&format!("[{row}]")),
+                    format!("trajectory {} has no message", t.instance_id),
+                )
+                .into());
             }
             if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("instance {} repeats row {first}", t.instance_id)).into());
+                return Err(InputError::at(
+                    path,
+                    None,
+                    Some(&format!("[{row}]")),
+                    format!("instance {} repeats row {first}", t.instance_id),
+                )
+                .into());
             }
             if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
-                return Err(InputError::at(path, None, Some(&format!("[{row}]")), format!("instance {} is already loaded from {earlier}", t.instance_id)).into());
+                return Err(InputError::at(
+                    path,
+                    None,
+                    Some(&format!("[{row}]")),
+                    format!("instance {} is already loaded from {earlier}", t.instance_id),
+                )
+                .into());
             }
         }
         store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())
@@ -104,7 +122,9 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 match (tokenizer, &m.reasoning) {
                     (Some(t), Some(r)) => Some(
                         t.tokenizer
-                            .encode(r.as_str(), false).map_err(|e| anyhow::anyhow!("tokenizing thinking text: {e}"))?.len() as i64,
+                            .encode(r.as_str(), false)
+                            .map_err(|e| anyhow::anyhow!("tokenizing thinking text: {e}"))?
+                            .len() as i64,
                     ),
                     _ => None,
                 },
@@ -125,7 +145,15 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 }
             ])?;
             for (k, c) in m.tool_calls.iter().enumerate() {
-                calls.append_row(params![t.instance_id, m.index as i32, k as i32, c.id, c.name, c.arguments.to_string(), c.from_text])?;
+                calls.append_row(params![
+                    t.instance_id,
+                    m.index as i32,
+                    k as i32,
+                    c.id,
+                    c.name,
+                    c.arguments.to_string(),
+                    c.from_text
+                ])?;
             }
             if m.role == trajectories::Role::Assistant {
                 // call_index is the index of the tool call the command comes from (so
@@ -165,11 +193,11 @@ pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
         let value: Value = serde_json::from_str(&text)
             .map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
         let instance_id = match value.as_object() {
-            Some(o) if o.contains_key("resolved") => path
-                .parent()
-                .and_then(Path::file_name)
-                .map(|n| n.to_string_lossy().into_owned())
-                .ok_or_else(|| InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/"))?,
+            Some(o) if o.contains_key("resolved") => {
+                path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
+                    InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/")
+                })?
+            }
             Some(o) if o.len() == 1 => o.keys().next().cloned().unwrap_or_default(),
             _ => return Err(InputError::at(path, Some(1), Some("resolved"), "not a SWE-bench report.json").into()),
         };

@@ -142,6 +142,5 @@ pub fn shell_calls(message: &Message) -> Vec<(usize, String)> {
         .collect()
 }
 
-
 #[cfg(test)]
 mod tests;

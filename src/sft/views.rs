@@ -16,7 +16,9 @@
 use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
 use crate::ingest::{InputError, InputKind};
 use anyhow::{Context, Result};
-use duckdb::arrow::array::{ArrayRef, Int8Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder};
+use duckdb::arrow::array::{
+    ArrayRef, Int8Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
+};
 use duckdb::{Connection, params};
 use serde::Deserialize;
 use std::io::BufRead;
@@ -264,7 +266,11 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
             if first_mask.len() != second_mask.len() {
                 return Err(err(
                     field,
-                    format!("has {} values, {first} has {}: the conventions disagree", second_mask.len(), first_mask.len()),
+                    format!(
+                        "has {} values, {first} has {}: the conventions disagree",
+                        second_mask.len(),
+                        first_mask.len()
+                    ),
                 ));
             }
             let differs = |i: &usize| {
@@ -272,7 +278,15 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
                 (x == 1) != (y == 1) || (*first_raw && *second_raw && x != y)
             };
             if let Some(i) = (0..first_mask.len()).find(differs) {
-                let shown = |raw: bool, v: i64| if raw { v.to_string() } else if v == 1 { "supervised".into() } else { "-100".into() };
+                let shown = |raw: bool, v: i64| {
+                    if raw {
+                        v.to_string()
+                    } else if v == 1 {
+                        "supervised".into()
+                    } else {
+                        "-100".into()
+                    }
+                };
                 return Err(err(
                     field,
                     format!(
@@ -288,7 +302,9 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         return Err(err("loss_mask", "missing: give loss_mask, assistant_masks or labels".into()));
     };
     let span_end = match raw.span_end.as_deref() {
-        Some(s) => Some(SpanEnd::parse(s).ok_or_else(|| err("span_end", format!("{s:?} is not inclusive or exclusive")))?),
+        Some(s) => {
+            Some(SpanEnd::parse(s).ok_or_else(|| err("span_end", format!("{s:?} is not inclusive or exclusive")))?)
+        }
         None => options.span_end,
     };
     let mut spans = Vec::new();
@@ -309,7 +325,10 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     let ledger = raw.ledger.unwrap_or(RawLedger { n_tokens: None, n_supervised: None });
     let record = line as i64;
     Ok(View {
-        view_id: raw.view_id.map(TextOrNumber::into_text).unwrap_or_else(|| format!("{pool}:{}:{record}", raw.instance_id)),
+        view_id: raw
+            .view_id
+            .map(TextOrNumber::into_text)
+            .unwrap_or_else(|| format!("{pool}:{}:{record}", raw.instance_id)),
         family: raw.family.or_else(|| family_of(&raw.instance_id)),
         pool,
         instance_id: raw.instance_id,
@@ -450,7 +469,14 @@ impl<'conn> ViewWriter<'conn> {
         let mut runs = self.conn.appender("sft_view_runs")?;
         for v in &views {
             for (ordinal, (index, role, start, end)) in v.spans.iter().enumerate() {
-                spans.append_row(params![v.view_id, ordinal as i32, to_i32(*index), role, to_i32(*start), to_i32(*end)])?;
+                spans.append_row(params![
+                    v.view_id,
+                    ordinal as i32,
+                    to_i32(*index),
+                    role,
+                    to_i32(*start),
+                    to_i32(*end)
+                ])?;
             }
             for (start, end) in supervised_runs(&v.loss_mask) {
                 runs.append_row(params![v.view_id, start as i32, end as i32])?;
@@ -520,7 +546,7 @@ pub fn load(
                 if appended.is_ok() {
                     appended = writer.append(view);
                     seen += 1;
-                    if seen % 64 == 0 {
+                    if seen.is_multiple_of(64) {
                         progress(seen);
                     }
                 }
@@ -555,8 +581,10 @@ mod tests {
     #[test]
     fn conventions_give_the_same_mask() {
         let own = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"loss_mask":[0,1,1,0]}"#, &pool("A")).unwrap();
-        let trl = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"assistant_masks":[0,1,1,0]}"#, &pool("A")).unwrap();
-        let hf = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[-100,6,7,-100]}"#, &pool("A")).unwrap();
+        let trl =
+            parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"assistant_masks":[0,1,1,0]}"#, &pool("A")).unwrap();
+        let hf =
+            parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[-100,6,7,-100]}"#, &pool("A")).unwrap();
         let shifted = parse(
             r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[6,7,-100,-100],"labels_shifted":true}"#,
             &pool("A"),
@@ -572,7 +600,8 @@ mod tests {
 
     #[test]
     fn shifted_labels_must_be_declared_and_conventions_must_agree() {
-        let err = parse(r#"{"instance_id":"x","input_ids":[5,6,7,8],"labels":[6,7,-100,-100]}"#, &pool("A")).unwrap_err();
+        let err =
+            parse(r#"{"instance_id":"x","input_ids":[5,6,7,8],"labels":[6,7,-100,-100]}"#, &pool("A")).unwrap_err();
         assert!(err.contains("field `labels`: labels[0] equals input_ids[1]: the labels look pre-shifted"), "{err}");
         let err = parse(r#"{"instance_id":"x","input_ids":[5,6],"labels":[-100,9]}"#, &pool("A")).unwrap_err();
         assert!(err.contains("labels[1] = 9 is neither -100 nor the token"), "{err}");
@@ -594,34 +623,52 @@ mod tests {
     fn mask_conventions_that_disagree_are_a_load_error_for_every_pair() {
         let line = |fields: &str| format!(r#"{{"instance_id":"x","input_ids":[5,6,7,8],{fields}}}"#);
         let cases = [
-            (r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,0,0]"#,
-             "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 2 (assistant_masks 0, loss_mask 1)"),
-            (r#""loss_mask":[0,1,1,0],"labels":[-100,6,-100,-100]"#,
-             "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels -100, loss_mask 1)"),
-            (r#""assistant_masks":[0,1,1,0],"labels":[5,6,7,-100]"#,
-             "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 0 (labels supervised, assistant_masks 0)"),
+            (
+                r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,0,0]"#,
+                "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 2 (assistant_masks 0, loss_mask 1)",
+            ),
+            (
+                r#""loss_mask":[0,1,1,0],"labels":[-100,6,-100,-100]"#,
+                "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels -100, loss_mask 1)",
+            ),
+            (
+                r#""assistant_masks":[0,1,1,0],"labels":[5,6,7,-100]"#,
+                "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 0 (labels supervised, assistant_masks 0)",
+            ),
             // all three: loss_mask and labels agree, assistant_masks does not
-            (r#""loss_mask":[0,1,1,0],"assistant_masks":[1,1,1,0],"labels":[-100,6,7,-100]"#,
-             "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 0"),
+            (
+                r#""loss_mask":[0,1,1,0],"assistant_masks":[1,1,1,0],"labels":[-100,6,7,-100]"#,
+                "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 0",
+            ),
             // only assistant_masks and labels, disagreeing
-            (r#""assistant_masks":[0,0,1,1],"labels":[-100,6,7,-100]"#,
-             "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 1"),
+            (
+                r#""assistant_masks":[0,0,1,1],"labels":[-100,6,7,-100]"#,
+                "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 1",
+            ),
             // shifted labels count as labels
-            (r#""loss_mask":[0,1,1,0],"labels":[6,-100,-100,-100],"labels_shifted":true"#,
-             "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels_shifted -100, loss_mask 1)"),
+            (
+                r#""loss_mask":[0,1,1,0],"labels":[6,-100,-100,-100],"labels_shifted":true"#,
+                "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels_shifted -100, loss_mask 1)",
+            ),
             // lengths disagree
-            (r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1]"#,
-             "v.jsonl:1: field `assistant_masks`: has 3 values, loss_mask has 4: the conventions disagree"),
+            (
+                r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1]"#,
+                "v.jsonl:1: field `assistant_masks`: has 3 values, loss_mask has 4: the conventions disagree",
+            ),
             // the same supervised positions, other values: both masks are taken as given
-            (r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,2]"#,
-             "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 3 (assistant_masks 2, loss_mask 0)"),
+            (
+                r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,2]"#,
+                "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 3 (assistant_masks 2, loss_mask 0)",
+            ),
         ];
         for (fields, want) in cases {
             let err = parse(&line(fields), &pool("A")).unwrap_err();
             assert!(err.contains(want), "{fields}: {err}");
         }
         // agreeing conventions load, the first given is stored
-        let all = parse(&line(r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A")).unwrap();
+        let all =
+            parse(&line(r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A"))
+                .unwrap();
         assert_eq!((all.mask_source, all.loss_mask), ("loss_mask", vec![0, 1, 1, 0]));
         let two = parse(&line(r#""assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A")).unwrap();
         assert_eq!(two.mask_source, "assistant_masks");
@@ -635,7 +682,8 @@ mod tests {
         assert!(err.contains("field `span_end`"), "{err}");
         let inclusive = parse(line, &ViewOptions { span_end: Some(SpanEnd::Inclusive), ..pool("A") }).unwrap();
         assert_eq!(inclusive.spans[1], (1, "assistant".to_string(), 2, 4));
-        let exclusive = parse(&line.replace("\"loss_mask\"", "\"span_end\":\"exclusive\",\"loss_mask\""), &pool("A")).unwrap();
+        let exclusive =
+            parse(&line.replace("\"loss_mask\"", "\"span_end\":\"exclusive\",\"loss_mask\""), &pool("A")).unwrap();
         assert_eq!(exclusive.spans[1], (1, "assistant".to_string(), 2, 3));
     }
 

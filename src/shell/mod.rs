@@ -7,7 +7,6 @@
 //! readers ([`crate::sft`]) and the DuckDB adapters ([`crate::rules::udf`]) both call in
 //! here, so neither depends on the other.
 
-
 /// git subcommands that query history (SPEC §3.4 "history queries").
 pub const GIT_HISTORY_SUBCOMMANDS: &[&str] = &["log", "show", "blame", "rev-list", "reflog"];
 

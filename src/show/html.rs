@@ -163,7 +163,13 @@ pub fn fragment(view: &MaskView) -> String {
         );
         h.push_str("<div class=\"sphm-tokens\">");
         for p in positions {
-            token(&mut h, &id, p, first_position == Some(p.position), view.failures.iter().any(|f| f.token_position == Some(p.position)));
+            token(
+                &mut h,
+                &id,
+                p,
+                first_position == Some(p.position),
+                view.failures.iter().any(|f| f.token_position == Some(p.position)),
+            );
         }
         h.push_str("</div>\n</details>\n");
     }
@@ -189,7 +195,12 @@ fn legend(h: &mut String, view: &MaskView) {
         ("sphm-key-nomask", "past the end of the mask or ids"),
     ]);
     for (class, what) in keys {
-        let _ = writeln!(h, "<li><span class=\"{}\">abc</span> {}</li>", format!("sphm-key {class}").trim_end(), text(what));
+        let _ = writeln!(
+            h,
+            "<li><span class=\"{}\">abc</span> {}</li>",
+            format!("sphm-key {class}").trim_end(),
+            text(what)
+        );
     }
     h.push_str("<li>left bar: green = assistant message kept for loss, orange = not kept</li>\n</ul>\n");
 }

@@ -198,11 +198,15 @@ pub fn load(conn: &Connection, view_id: &str, options: &MaskOptions) -> Result<M
             t.path.display(),
             t.sha256
         ),
-        (Some(t), recorded) => {
-            Decoding::Tokenizer { path: t.path.display().to_string(), sha256: t.sha256.clone(), recorded: recorded.is_some() }
-        }
+        (Some(t), recorded) => Decoding::Tokenizer {
+            path: t.path.display().to_string(),
+            sha256: t.sha256.clone(),
+            recorded: recorded.is_some(),
+        },
         (None, Some(sha)) if options.ids_when_no_tokenizer => Decoding::Ids {
-            reason: format!("token ids shown: the view records tokenizer sha256 {sha}; pass --tokenizer FILE to decode"),
+            reason: format!(
+                "token ids shown: the view records tokenizer sha256 {sha}; pass --tokenizer FILE to decode"
+            ),
         },
         (None, Some(sha)) => bail!(
             "view {view_id} records tokenizer sha256 {sha} (from {}), and the database holds no tokenizer file: \
@@ -211,7 +215,8 @@ pub fn load(conn: &Connection, view_id: &str, options: &MaskOptions) -> Result<M
             describe_from(recorded_from.as_deref())
         ),
         (None, None) => Decoding::Ids {
-            reason: "token ids shown: the view records no tokenizer and none was given (--tokenizer FILE decodes)".into(),
+            reason: "token ids shown: the view records no tokenizer and none was given (--tokenizer FILE decodes)"
+                .into(),
         },
     };
     let spans = {
@@ -257,7 +262,11 @@ pub fn load(conn: &Connection, view_id: &str, options: &MaskOptions) -> Result<M
     let failures = {
         let mut stmt = conn.prepare(FAILURES_SQL)?;
         stmt.query_map(params![view_id], |r| {
-            Ok(Failure { check_name: r.get(0)?, token_position: r.get(2)?, detail: r.get::<_, Option<String>>(3)?.unwrap_or_default() })
+            Ok(Failure {
+                check_name: r.get(0)?,
+                token_position: r.get(2)?,
+                detail: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+            })
         })?
         .collect::<duckdb::Result<Vec<_>>>()
         .context("show view step sql/steps/mask_view_failures.sql")?

@@ -43,14 +43,23 @@ pub fn render(view: &MaskView, colour: bool) -> String {
     let _ = writeln!(
         out,
         "view {} · pool {} · instance {} · {} token ids, {} mask values (from {}) · {} supervised (mask 1) · {} message spans",
-        view.view_id, view.pool, view.instance_id, view.n_ids, view.n_mask, view.mask_source, view.supervised, view.spans.len()
+        view.view_id,
+        view.pool,
+        view.instance_id,
+        view.n_ids,
+        view.n_mask,
+        view.mask_source,
+        view.supervised,
+        view.spans.len()
     );
     let _ = writeln!(
         out,
         "{}",
         match &view.decoding {
-            Decoding::Tokenizer { path, sha256, recorded: true } => format!("decoded per position with {path} (sha256 {sha256}, recorded by the view)"),
-            Decoding::Tokenizer { path, sha256, recorded: false } => format!("decoded per position with {path} (sha256 {sha256}, as given: the view records no tokenizer)"),
+            Decoding::Tokenizer { path, sha256, recorded: true } =>
+                format!("decoded per position with {path} (sha256 {sha256}, recorded by the view)"),
+            Decoding::Tokenizer { path, sha256, recorded: false } =>
+                format!("decoded per position with {path} (sha256 {sha256}, as given: the view records no tokenizer)"),
             Decoding::Ids { reason } => reason.clone(),
         }
     );
@@ -95,7 +104,12 @@ pub fn render(view: &MaskView, colour: bool) -> String {
                 let _ = writeln!(out, "  {}{at}: {}", f.check_name, f.detail);
             }
             if let Some(f) = first {
-                let _ = writeln!(out, "first offending position: {} ({})", f.token_position.unwrap_or_default(), f.check_name);
+                let _ = writeln!(
+                    out,
+                    "first offending position: {} ({})",
+                    f.token_position.unwrap_or_default(),
+                    f.check_name
+                );
             }
         }
     }

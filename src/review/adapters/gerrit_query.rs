@@ -22,6 +22,9 @@ use std::io::BufRead;
 use std::path::Path;
 use std::sync::LazyLock;
 
+/// One patch set as the adapter collects it: number, creation time (Unix seconds), kind,
+/// and its inline comments.
+type PatchSetRow = (i32, Option<i64>, Option<String>, Vec<Comment>);
 
 #[derive(Debug, Deserialize)]
 struct Line {
@@ -136,7 +139,9 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
             }
             Some("error") => {
                 let message = change.message.as_deref().unwrap_or("(no message)");
-                return Err(InputError::at(path, Some(line), None, format!("Gerrit reported an error: {message}")).into());
+                return Err(
+                    InputError::at(path, Some(line), None, format!("Gerrit reported an error: {message}")).into()
+                );
             }
             _ => {}
         }
@@ -162,7 +167,7 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
         if change.patch_sets.is_empty() {
             return Err(err("patchSets", "a change needs at least one patch set").into());
         }
-        let mut sets: Vec<(i32, Option<i64>, Option<String>, Vec<Comment>)> = Vec::new();
+        let mut sets: Vec<PatchSetRow> = Vec::new();
         for (i, ps) in change.patch_sets.iter().enumerate() {
             let n: i32 = ps
                 .number
@@ -190,8 +195,7 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
         }
         sets.sort_by_key(|s| s.0);
         for (k, m) in change.comments.iter().enumerate() {
-            let named: Option<i32> =
-                PATCH_SET_PREFIX.captures(&m.message).and_then(|c| c[1].parse().ok());
+            let named: Option<i32> = PATCH_SET_PREFIX.captures(&m.message).and_then(|c| c[1].parse().ok());
             let slot = match named.and_then(|n| sets.iter().position(|s| s.0 == n)) {
                 Some(i) => i,
                 None => sets.iter().rposition(|s| s.1.is_some_and(|t| t <= m.timestamp)).unwrap_or(0),
@@ -256,7 +260,9 @@ mod tests {
     #[test]
     fn gerrit_query_names_a_rest_response_for_what_it_is() {
         let mut sink = |_: Example| Ok(());
-        let err = read(Path::new("r.json"), None, ")]}'\n[{\"_number\": 1}]\n".as_bytes(), &mut sink).unwrap_err().to_string();
+        let err = read(Path::new("r.json"), None, ")]}'\n[{\"_number\": 1}]\n".as_bytes(), &mut sink)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("r.json:1:") && err.contains("load it as gerrit-rest"), "{err}");
     }
 
@@ -314,7 +320,8 @@ mod tests {
         assert!(err.contains("the file holds no change"), "{err}");
         let err = run("{\"type\":\"error\",\"message\":\"permission denied\"}\n".to_string());
         assert!(err.contains("g:1: Gerrit reported an error: permission denied"), "{err}");
-        let err = run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":100,"#, r#""timestamp":1520071568000000,"#)));
+        let err =
+            run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":100,"#, r#""timestamp":1520071568000000,"#)));
         assert!(err.contains("field `comments[0].timestamp`: not a time in Unix seconds"), "{err}");
     }
 }

@@ -152,7 +152,9 @@ pub fn change_from_file_name(path: &Path) -> Option<String> {
 /// `patch_set`, a response that holds no change or comment.
 pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
     let Some(org) = org.filter(|o| !o.trim().is_empty()) else {
-        return Err(InputError::at(path, None, None, "a Gerrit REST response does not name its host: pass --org").into());
+        return Err(
+            InputError::at(path, None, None, "a Gerrit REST response does not name its host: pass --org").into()
+        );
     };
     let mut bytes = Vec::new();
     reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
@@ -201,7 +203,8 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
             if rev.number < 1 {
                 return Err(err(&format!("revisions.{sha}._number"), "not a patch set number (1 or more)").into());
             }
-            let created = timestamp_field(path, line, &field(&format!("revisions.{sha}.created")), rev.created.as_deref())?;
+            let created =
+                timestamp_field(path, line, &field(&format!("revisions.{sha}.created")), rev.created.as_deref())?;
             sets.insert(rev.number, (created, rev.kind.clone()));
         }
         let mut by_set: BTreeMap<i32, Vec<Comment>> = BTreeMap::new();
@@ -209,14 +212,23 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
             let date = timestamp_field(path, line, &field(&format!("messages[{k}].date")), Some(&m.date))?;
             let set = match m.revision_number {
                 Some(n) if n >= 1 => n,
-                Some(_) => return Err(err(&format!("messages[{k}]._revision_number"), "not a patch set number (1 or more)").into()),
+                Some(_) => {
+                    return Err(
+                        err(&format!("messages[{k}]._revision_number"), "not a patch set number (1 or more)").into()
+                    );
+                }
                 None => sets
                     .iter()
                     .rev()
                     .find(|(_, (created, _))| created.zip(date).is_some_and(|(c, d)| c <= d))
                     .or_else(|| sets.iter().next())
                     .map(|(n, _)| *n)
-                    .ok_or_else(|| err(&format!("messages[{k}]"), "names no _revision_number and the change lists no revisions (query with o=ALL_REVISIONS)"))?,
+                    .ok_or_else(|| {
+                        err(
+                            &format!("messages[{k}]"),
+                            "names no _revision_number and the change lists no revisions (query with o=ALL_REVISIONS)",
+                        )
+                    })?,
             };
             by_set.entry(set).or_default().push(Comment {
                 comment_id: m.id,
@@ -286,11 +298,22 @@ fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink
         }
         for (root, members) in threads {
             let r = &list[root];
-            let patch_set = r
-                .patch_set
-                .ok_or_else(|| InputError::at(path, Some(first_line), Some(&field(root, "patch_set")), "missing: the comment names no patch set"))?;
+            let patch_set = r.patch_set.ok_or_else(|| {
+                InputError::at(
+                    path,
+                    Some(first_line),
+                    Some(&field(root, "patch_set")),
+                    "missing: the comment names no patch set",
+                )
+            })?;
             if patch_set < 1 {
-                return Err(InputError::at(path, Some(first_line), Some(&field(root, "patch_set")), "not a patch set number (1 or more)").into());
+                return Err(InputError::at(
+                    path,
+                    Some(first_line),
+                    Some(&field(root, "patch_set")),
+                    "not a patch set number (1 or more)",
+                )
+                .into());
             }
             let mut comments = Vec::with_capacity(members.len());
             for i in members {
@@ -357,7 +380,9 @@ mod tests {
     fn gerrit_rest_comments_with_and_without_xssi_line() {
         let plain = run("4711-comments.json", COMMENTS, Some("gh")).unwrap();
         let guarded = run("4711-comments.json", &format!(")]}}'\n{COMMENTS}"), Some("gh")).unwrap();
-        let crlf = run("4711-comments.json", &format!("\u{feff})]}}'\r\n{}", COMMENTS.replace('\n', "\r\n")), Some("gh")).unwrap();
+        let crlf =
+            run("4711-comments.json", &format!("\u{feff})]}}'\r\n{}", COMMENTS.replace('\n', "\r\n")), Some("gh"))
+                .unwrap();
         // the same examples; records name the line the document starts on (2 after the guard)
         let unrecorded = |mut v: Vec<Example>| {
             for e in &mut v {
@@ -372,7 +397,10 @@ mod tests {
         assert_eq!(crlf.len(), 2);
         let t = &plain[0];
         assert_eq!(t.example_id, "gh:4711:2:c1");
-        assert_eq!((t.change.as_deref(), t.patch_set, t.file_path.as_deref()), (Some("4711"), Some(2), Some("src/a.py")));
+        assert_eq!(
+            (t.change.as_deref(), t.patch_set, t.file_path.as_deref()),
+            (Some("4711"), Some(2), Some("src/a.py"))
+        );
         assert_eq!(t.comments.len(), 2);
         assert_eq!(t.comments[0].fix_suggestions, Some(1));
         assert_eq!(t.comments[1].fix_suggestions, Some(0));
@@ -393,14 +421,18 @@ mod tests {
         assert!(err.contains("does not name its change"), "{err}");
         let err = run("1-c.json", COMMENTS, None).unwrap_err();
         assert!(err.contains("pass --org"), "{err}");
-        let err = run("1-c.json", &format!(")]}}'\n{}", COMMENTS.replace(r#""patch_set": 3, "#, "")), Some("gh")).unwrap_err();
+        let err = run("1-c.json", &format!(")]}}'\n{}", COMMENTS.replace(r#""patch_set": 3, "#, "")), Some("gh"))
+            .unwrap_err();
         assert!(err.contains("field `src/a.py[2].patch_set`"), "{err}");
         let err = run("1-c.json", ")]}'\n\"2.7\"", Some("gh")).unwrap_err();
         assert!(err.starts_with("1-c.json:2: starts with '\"'") && err.contains(")]}' line"), "{err}");
         let err = run("1-c.json", ")]}'\n", Some("gh")).unwrap_err();
         assert!(err.contains("file is empty"), "{err}");
         let err = run("1-c.json", ")]}'\n[\n{\"_number\": 1.5}\n]", Some("gh")).unwrap_err();
-        assert!(err.starts_with("1-c.json:3: field `[0]._number`") && err.contains("expected a string or an integer"), "{err}");
+        assert!(
+            err.starts_with("1-c.json:3: field `[0]._number`") && err.contains("expected a string or an integer"),
+            "{err}"
+        );
         assert!(!err.contains("TextOrNumber") && !err.contains("untagged"), "{err}");
     }
 

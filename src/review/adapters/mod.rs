@@ -21,8 +21,8 @@ pub mod jsonl;
 pub mod review4repair;
 pub mod tufano;
 
-pub use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
 use crate::ingest::InputError;
+pub use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
 use crate::review::model::Example;
 use std::path::Path;
 

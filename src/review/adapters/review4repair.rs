@@ -12,8 +12,8 @@
 //! benchmark's replicated file).
 
 use super::{Sink, parse_json, timestamp_field};
-use crate::ingest::json;
 use crate::ingest::InputError;
+use crate::ingest::json;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
 use std::io::BufRead;
@@ -54,7 +54,9 @@ pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut
         None => Err(InputError::at(path, None, None, "file is empty (no JSON)").into()),
         Some(json::Container::Array) => {
             let mut bytes = Vec::new();
-            reader.read_to_end(&mut bytes).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
+            reader
+                .read_to_end(&mut bytes)
+                .map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
             let text = json::utf8_document(path, &bytes)?;
             let rows = json::array_rows(path, text).map_err(|mut e| {
                 e.line = e.line.map(|l| l + blank_lines);
@@ -94,7 +96,14 @@ pub fn focused_hunk(snippet: &str) -> Option<&str> {
     Some(body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n')).unwrap_or(body))
 }
 
-fn convert(path: &Path, org: Option<&str>, line: u64, prefix: &str, record: i64, row: Row) -> Result<Example, InputError> {
+fn convert(
+    path: &Path,
+    org: Option<&str>,
+    line: u64,
+    prefix: &str,
+    record: i64,
+    row: Row,
+) -> Result<Example, InputError> {
     let hunk = focused_hunk(&row.code_snippet).ok_or_else(|| {
         InputError::at(
             path,

@@ -57,8 +57,13 @@ pub fn read(path: &Path, org: &str, reader: impl Read, sink: &mut Sink<'_>) -> a
         let get = |column: usize| record.get(index[column]).unwrap_or("");
         let row_index = get(0).trim();
         if row_index.parse::<u64>().is_err() {
-            return Err(InputError::at(path, Some(line), Some("(unnamed index)"), format!("{row_index:?} is not a row number"))
-                .into());
+            return Err(InputError::at(
+                path,
+                Some(line),
+                Some("(unnamed index)"),
+                format!("{row_index:?} is not a row number"),
+            )
+            .into());
         }
         last_line = line;
         count += 1;

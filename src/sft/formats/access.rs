@@ -215,7 +215,6 @@ pub(crate) fn rows_of<'v>(loc: &Loc, v: &'v Value) -> Result<&'v Vec<Value>> {
     v.as_array().ok_or_else(|| loc.err("", format!("expected a JSON array of rows, got {}", kind(v))))
 }
 
-
 /// A JSON text held in a string field (`arguments`, LLaMA-Factory's `tools` and
 /// `tool_call` values), parsed under the anomaly policy of the outer text
 /// ([`crate::ingest::anomaly`]): its anomalies are recorded at `path` (the line is the

@@ -63,9 +63,7 @@ fn llamafactory_row(record: &Record) -> Result<Trajectory> {
     let tools = match get(row, "tools") {
         None => None,
         Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) => {
-            Some(parse_nested(&loc, s, "tools")?)
-        }
+        Some(Value::String(s)) => Some(parse_nested(&loc, s, "tools")?),
         Some(v) => Some(v.clone()),
     };
     let msgs = req_array(&loc, row, "messages", "")?;

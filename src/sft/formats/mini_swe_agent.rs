@@ -8,7 +8,9 @@ use anyhow::Result;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::access::{Loc, as_object, get, join, link_tool_names, openai_content, openai_tool_calls, opt_str, req_array, req_role};
+use super::access::{
+    Loc, as_object, get, join, link_tool_names, openai_content, openai_tool_calls, opt_str, req_array, req_role,
+};
 use super::text_calls::{bash_blocks, bash_call, observation_returncode};
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_MINI_SWE_AGENT, Trajectory};
@@ -50,7 +52,8 @@ impl TrajectoryFormat for MiniSweAgent {
     /// refuses one it does not know), or with `messages` + `info`.
     fn detect(&self, container: Container, first: &Value) -> bool {
         container == Container::Object
-            && (first.get("trajectory_format").is_some() || (first.get("messages").is_some() && first.get("info").is_some()))
+            && (first.get("trajectory_format").is_some()
+                || (first.get("messages").is_some() && first.get("info").is_some()))
     }
     fn convert(&self, record: &Record) -> Result<Trajectory> {
         mini_swe_agent_from_value(record.loc, record.value)
@@ -129,7 +132,6 @@ fn mini_swe_agent_from_value(loc: Loc, v: &Value) -> Result<Trajectory> {
     link_tool_names(&mut messages);
     Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, repo: None, messages })
 }
-
 
 /// `extra.response.choices[0].message.reasoning`; any missing link → `None`.
 fn mini_reasoning(loc: &Loc, m: &Map<String, Value>, path: &str) -> Result<Option<String>> {

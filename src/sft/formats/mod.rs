@@ -122,21 +122,28 @@ fn lines(text: &str) -> Vec<(u64, &str)> {
 }
 
 /// Converts every record with `format`, then records the text's anomalies for the load.
-fn convert_all(format: &dyn TrajectoryFormat, path: &Path, records: &Records, anomalies: &[Anomaly]) -> Result<Vec<Trajectory>> {
+fn convert_all(
+    format: &dyn TrajectoryFormat,
+    path: &Path,
+    records: &Records,
+    anomalies: &[Anomaly],
+) -> Result<Vec<Trajectory>> {
     let file = Loc::file(path);
     let out = match records {
-        Records::Object(v) => vec![format.convert(&Record {
-            loc: file,
-            value: v,
-            index: 0,
-            container: Container::Object,
-            anomalies,
-        })?],
+        Records::Object(v) => {
+            vec![format.convert(&Record { loc: file, value: v, index: 0, container: Container::Object, anomalies })?]
+        }
         Records::Array(rows) => rows
             .iter()
             .enumerate()
             .map(|(r, (line, v))| {
-                format.convert(&Record { loc: file.row(r).line(*line), value: v, index: r, container: Container::Array, anomalies })
+                format.convert(&Record {
+                    loc: file.row(r).line(*line),
+                    value: v,
+                    index: r,
+                    container: Container::Array,
+                    anomalies,
+                })
             })
             .collect::<Result<_>>()?,
         Records::Lines(lines) => {
@@ -144,7 +151,13 @@ fn convert_all(format: &dyn TrajectoryFormat, path: &Path, records: &Records, an
             for (r, (line, raw)) in lines.iter().enumerate() {
                 let loc = file.row(r).line(*line);
                 let v: Value = serde_json::from_str(raw).map_err(|e| loc.err("", format!("not JSON: {e}")))?;
-                out.push(format.convert(&Record { loc, value: &v, index: r, container: Container::Lines, anomalies })?);
+                out.push(format.convert(&Record {
+                    loc,
+                    value: &v,
+                    index: r,
+                    container: Container::Lines,
+                    anomalies,
+                })?);
             }
             out
         }
@@ -152,7 +165,11 @@ fn convert_all(format: &dyn TrajectoryFormat, path: &Path, records: &Records, an
     let lines_container = matches!(records, Records::Lines(_));
     anomaly::record(anomalies.iter().map(|a| Recorded {
         line: Some(a.line),
-        field: if lines_container { anomaly::join_field(&format!("[{}]", a.document), &a.path) } else { a.path.clone() },
+        field: if lines_container {
+            anomaly::join_field(&format!("[{}]", a.document), &a.path)
+        } else {
+            a.path.clone()
+        },
         kind: a.kind,
         detail: a.detail.clone(),
         occurrences: a.occurrences,
@@ -188,17 +205,19 @@ fn why_not_object(v: &Value) -> String {
         Some(Value::Array(h)) => match h.first() {
             Some(e) if e.get("action").is_some() || e.get("observation").is_some() => format!(
                 "`history[0]` has no `role` but {} (an OpenHands event stream, e.g. `output.jsonl`: not a chat; convert it to OpenAI messages)",
-                ["action", "observation", "source"].iter().filter(|k| e.get(**k).is_some()).map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                ["action", "observation", "source"]
+                    .iter()
+                    .filter(|k| e.get(**k).is_some())
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
             _ => "`history[0]` has no `role`".to_string(),
         },
         Some(h) => format!("`history` is {}, not an array", kind(h)),
     };
-    let llamafactory = if v.get("messages").is_some() {
-        "`messages` without typed content parts"
-    } else {
-        "no `messages`"
-    };
+    let llamafactory =
+        if v.get("messages").is_some() { "`messages` without typed content parts" } else { "no `messages`" };
     format!(
         "mini-swe-agent (no `trajectory_format`, no `messages`+`info`); SWE-agent .traj ({swe_agent}); \
          LLaMA-Factory ({llamafactory}); openhands / nebius / swe-smith (expect a JSON array of rows, got an object)"
@@ -235,7 +254,9 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => match detect(Container::Object, &v) {
             // a row format given one object: the object is one JSON line
-            Some(f) if f.container() != Container::Object => convert_all(f, path, &Records::Lines(lines(text)), anomalies),
+            Some(f) if f.container() != Container::Object => {
+                convert_all(f, path, &Records::Lines(lines(text)), anomalies)
+            }
             Some(f) => convert_all(f, path, &Records::Object(v), anomalies),
             None => bail!("{}: not a recognized trajectory format; tried {}", path.display(), why_not_object(&v)),
         },

@@ -5,7 +5,10 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::access::{Loc, as_object, get, link_tool_names, openai_content, openai_tool_calls, opt_bool, opt_str, req_array, req_role, req_str};
+use super::access::{
+    Loc, as_object, get, link_tool_names, openai_content, openai_tool_calls, opt_bool, opt_str, req_array, req_role,
+    req_str,
+};
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_OPENHANDS, Trajectory};
 
@@ -29,8 +32,12 @@ impl TrajectoryFormat for OpenHands {
     }
     /// A first row with `tools`, or with a message whose `tool_calls` is not null.
     fn detect(&self, container: Container, first: &Value) -> bool {
-        container == Container::Array && (first.get("tools").is_some()
-            || first.get("messages").and_then(Value::as_array).is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null()))))
+        container == Container::Array
+            && (first.get("tools").is_some()
+                || first
+                    .get("messages")
+                    .and_then(Value::as_array)
+                    .is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null()))))
     }
     fn convert(&self, record: &Record) -> Result<Trajectory> {
         openhands_row(record.loc, record.value)
@@ -60,4 +67,3 @@ fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
     link_tool_names(&mut messages);
     Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages })
 }
-

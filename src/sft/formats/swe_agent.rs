@@ -5,7 +5,9 @@ use std::path::Path;
 use anyhow::Result;
 use serde_json::Value;
 
-use super::access::{Loc, as_object, get, join, kind, link_tool_names, openai_content, openai_tool_calls, opt_str, req_array, req_role};
+use super::access::{
+    Loc, as_object, get, join, kind, link_tool_names, openai_content, openai_tool_calls, opt_str, req_array, req_role,
+};
 use super::text_calls::swe_agent_command_call;
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_SWE_AGENT, Trajectory};
@@ -88,4 +90,5 @@ fn swe_agent_from_value(loc: Loc, v: &Value) -> Result<Trajectory> {
     }
     link_tool_names(&mut messages);
     let instance_id = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
-    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, repo: None, messages })}
+    Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, repo: None, messages })
+}

@@ -29,13 +29,14 @@ impl TrajectoryFormat for SweSmith {
     }
     /// A first row with `traj_id`, or with an assistant message whose text holds `<function=`.
     fn detect(&self, container: Container, first: &Value) -> bool {
-        container == Container::Array && (first.get("traj_id").is_some()
-            || first.get("messages").and_then(Value::as_array).is_some_and(|ms| {
-                ms.iter().any(|m| {
-                    m.get("role").and_then(Value::as_str) == Some("assistant")
-                        && m.get("content").and_then(Value::as_str).is_some_and(|c| c.contains("<function="))
-                })
-            }))
+        container == Container::Array
+            && (first.get("traj_id").is_some()
+                || first.get("messages").and_then(Value::as_array).is_some_and(|ms| {
+                    ms.iter().any(|m| {
+                        m.get("role").and_then(Value::as_str) == Some("assistant")
+                            && m.get("content").and_then(Value::as_str).is_some_and(|c| c.contains("<function="))
+                    })
+                }))
     }
     fn convert(&self, record: &Record) -> Result<Trajectory> {
         swe_smith_row(record.loc, record.value)
@@ -61,4 +62,3 @@ fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
     }
     Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, repo, messages })
 }
-

@@ -98,7 +98,6 @@ pub fn observation_returncode(text: &str) -> Option<i32> {
     RETURNCODE.captures(text).and_then(|c| c[1].parse().ok())
 }
 
-
 /// A text-style `bash` call running `body`: `{"command": body}`.
 pub(crate) fn bash_call(body: &str) -> ToolCall {
     let mut args = Map::new();
@@ -196,5 +195,4 @@ mod tests {
         assert_eq!(observation_returncode("Please always provide EXACTLY ONE action"), None);
         assert_eq!(observation_returncode("out\n<returncode>1</returncode>"), None);
     }
-
 }

@@ -92,8 +92,7 @@ impl<'a> SpanTokens<'a> {
     fn anchor(&self, before: usize, limit: usize) -> Option<usize> {
         (0..before).rev().find(|&t| {
             self.anchors.get(&self.ids[t]).is_some_and(|content| {
-                self.bytes_of(t)
-                    .is_some_and(|(s, e)| s <= limit && self.text.get(s..e) == Some(content.as_str()))
+                self.bytes_of(t).is_some_and(|(s, e)| s <= limit && self.text.get(s..e) == Some(content.as_str()))
             })
         })
     }
@@ -212,9 +211,9 @@ pub(super) fn common_prefix_len(a: &[u32], b: &[u32]) -> usize {
 }
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::testutil::{load_reference, sample_template, tiny_tokenizer};
     use super::super::view::{common_prefix_bytes, render_view};
+    use super::*;
     use serde_json::json;
 
     /// Checks [`SpanTokens`] against whole-prefix tokenization at every character
@@ -245,7 +244,11 @@ mod tests {
                     // (a prefix ending inside a token may still tokenize to the start of the
                     // whole encoding, e.g. both as [UNK]: then the prefix is tokenized whole)
                     let boundary = enc.get_offsets().iter().all(|&(s, e)| e <= len || s >= len);
-                    assert!(!(starts_whole && boundary && len >= first_end), "prefix of {len} bytes missed: {:?}", &text[..len])
+                    assert!(
+                        !(starts_whole && boundary && len >= first_end),
+                        "prefix of {len} bytes missed: {:?}",
+                        &text[..len]
+                    )
                 }
             }
             let other = format!("{}{tail}", &text[..len]);
@@ -296,7 +299,10 @@ mod tests {
         // boundary but the start (81 of 82) is read from the offsets, and the tool-run
         // count is given at every one of the 309 positions but the first 16 (the longest
         // added token, "</tool_response>")
-        assert_eq!((text.len(), text.chars().count(), tok.encode_fast(text.as_str(), false).unwrap().len()), (314, 308, 81));
+        assert_eq!(
+            (text.len(), text.chars().count(), tok.encode_fast(text.as_str(), false).unwrap().len()),
+            (314, 308, 81)
+        );
         assert_eq!((prefixes, commons), (81, 309 - 16));
         // and the spans of render_view are the ones whole-prefix tokenization gives
         let view = render_view(&sample_template(), &tok, &msgs, None).unwrap();

@@ -116,19 +116,7 @@ mod testutil {
             }
         };
         add("[UNK]".into(), &mut vocab);
-        for w in [
-            "system",
-            "user",
-            "assistant",
-            "sys",
-            "hi",
-            "yo",
-            "ok",
-            "\n",
-            "\n\n",
-            "a",
-            "b",
-        ] {
+        for w in ["system", "user", "assistant", "sys", "hi", "yo", "ok", "\n", "\n\n", "a", "b"] {
             add(w.into(), &mut vocab);
         }
         for c in (0x20u8..0x7f).map(|b| (b as char).to_string()) {
@@ -181,10 +169,7 @@ mod testutil {
     pub(super) fn shared_qwen3_training() -> ChatTemplate {
         let path = shared_dir().join("data/tokenizers/qwen3/qwen3_training.jinja");
         let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(
-            crate::hash::sha256_hex(&bytes),
-            "4c6e1cdccb191ce13a7af64dacdbf86c22df9d5456f7f14eac9cb8332e41be32"
-        );
+        assert_eq!(crate::hash::sha256_hex(&bytes), "4c6e1cdccb191ce13a7af64dacdbf86c22df9d5456f7f14eac9cb8332e41be32");
         ChatTemplate::new(std::str::from_utf8(&bytes).unwrap()).unwrap()
     }
 
@@ -192,12 +177,9 @@ mod testutil {
         let dir = shared_dir().join("data");
         let tok_path = dir.join("tokenizers/qwen3/tokenizer.json");
         let views_path = dir.join("sft/reference-views-qwen3/views.jsonl");
-        let tok = tokenizers::Tokenizer::from_file(&tok_path)
-            .unwrap_or_else(|e| panic!("{}: {e}", tok_path.display()));
-        let views = std::fs::read_to_string(&views_path)
-            .unwrap_or_else(|e| panic!("{}: {e}", views_path.display()));
-        let view: serde_json::Value =
-            serde_json::from_str(views.lines().nth(line).unwrap()).unwrap();
+        let tok = tokenizers::Tokenizer::from_file(&tok_path).unwrap_or_else(|e| panic!("{}: {e}", tok_path.display()));
+        let views = std::fs::read_to_string(&views_path).unwrap_or_else(|e| panic!("{}: {e}", views_path.display()));
+        let view: serde_json::Value = serde_json::from_str(views.lines().nth(line).unwrap()).unwrap();
         (tok, view)
     }
 }

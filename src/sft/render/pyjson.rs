@@ -144,18 +144,12 @@ pub fn python_float_repr(x: f64) -> String {
         let (int_part, frac_part) = if exp >= 0 {
             let e = exp as usize + 1;
             if digits.len() <= e {
-                (
-                    format!("{digits}{}", "0".repeat(e - digits.len())),
-                    "0".to_owned(),
-                )
+                (format!("{digits}{}", "0".repeat(e - digits.len())), "0".to_owned())
             } else {
                 (digits[..e].to_owned(), digits[e..].to_owned())
             }
         } else {
-            (
-                "0".to_owned(),
-                format!("{}{digits}", "0".repeat((-exp - 1) as usize)),
-            )
+            ("0".to_owned(), format!("{}{digits}", "0".repeat((-exp - 1) as usize)))
         };
         format!("{sign}{int_part}.{frac_part}")
     } else {
@@ -175,47 +169,24 @@ mod tests {
 
     #[test]
     fn tojson_matches_python_json_dumps() {
-        let v: serde_json::Value =
-            serde_json::from_str(r#"{"z": 1, "a": [1.0, 2.5, "é\"<&>\n\u0001"], "m": {}, "n": null, "t": true, "e": []}"#)
-                .unwrap();
+        let v: serde_json::Value = serde_json::from_str(
+            r#"{"z": 1, "a": [1.0, 2.5, "é\"<&>\n\u0001"], "m": {}, "n": null, "t": true, "e": []}"#,
+        )
+        .unwrap();
         let default = python_json_dumps(&v, &PyJsonOptions::default());
-        assert_eq!(
-            default,
-            r#"{"z": 1, "a": [1.0, 2.5, "é\"<&>\n\u0001"], "m": {}, "n": null, "t": true, "e": []}"#
-        );
-        let sorted = python_json_dumps(
-            &v,
-            &PyJsonOptions {
-                sort_keys: true,
-                ..Default::default()
-            },
-        );
+        assert_eq!(default, r#"{"z": 1, "a": [1.0, 2.5, "é\"<&>\n\u0001"], "m": {}, "n": null, "t": true, "e": []}"#);
+        let sorted = python_json_dumps(&v, &PyJsonOptions { sort_keys: true, ..Default::default() });
         assert!(sorted.starts_with(r#"{"a": "#), "{sorted}");
-        let ascii = python_json_dumps(
-            &json!("é😀\u{7f}"),
-            &PyJsonOptions {
-                ensure_ascii: true,
-                ..Default::default()
-            },
-        );
+        let ascii = python_json_dumps(&json!("é😀\u{7f}"), &PyJsonOptions { ensure_ascii: true, ..Default::default() });
         assert_eq!(ascii, r#""\u00e9\ud83d\ude00\u007f""#);
         let indented = python_json_dumps(
             &json!({"a": [1, {"b": 2}], "c": {}}),
-            &PyJsonOptions {
-                indent: Some("  ".into()),
-                ..Default::default()
-            },
+            &PyJsonOptions { indent: Some("  ".into()), ..Default::default() },
         );
-        assert_eq!(
-            indented,
-            "{\n  \"a\": [\n    1,\n    {\n      \"b\": 2\n    }\n  ],\n  \"c\": {}\n}"
-        );
+        assert_eq!(indented, "{\n  \"a\": [\n    1,\n    {\n      \"b\": 2\n    }\n  ],\n  \"c\": {}\n}");
         let compact = python_json_dumps(
             &json!({"a": [1, 2]}),
-            &PyJsonOptions {
-                separators: Some((",".into(), ":".into())),
-                ..Default::default()
-            },
+            &PyJsonOptions { separators: Some((",".into(), ":".into())), ..Default::default() },
         );
         assert_eq!(compact, r#"{"a":[1,2]}"#);
     }

@@ -26,9 +26,7 @@ pub struct ChatTemplate {
 
 impl std::fmt::Debug for ChatTemplate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ChatTemplate")
-            .field("generation_blocks", &self.generation_blocks)
-            .finish_non_exhaustive()
+        f.debug_struct("ChatTemplate").field("generation_blocks", &self.generation_blocks).finish_non_exhaustive()
     }
 }
 
@@ -39,7 +37,6 @@ pub struct RenderedText {
     pub text: String,
     pub generation_char_spans: Vec<(usize, usize)>,
 }
-
 
 impl ChatTemplate {
     /// Compile a chat template (Jinja source as found in
@@ -69,8 +66,7 @@ impl ChatTemplate {
         env.add_function("raise_exception", |msg: String| -> Result<Value, Error> {
             Err(Error::new(ErrorKind::InvalidOperation, msg))
         });
-        env.add_template_owned(TEMPLATE_NAME, source)
-            .map_err(|e| anyhow!("chat template does not compile: {e:#}"))?;
+        env.add_template_owned(TEMPLATE_NAME, source).map_err(|e| anyhow!("chat template does not compile: {e:#}"))?;
         Ok(Self { env, generation_blocks })
     }
 
@@ -85,8 +81,7 @@ impl ChatTemplate {
     /// Make `value` visible to the template as a global named `name`
     /// (e.g. `eos_token`).
     pub fn add_global(&mut self, name: &str, value: serde_json::Value) {
-        self.env
-            .add_global(name.to_owned(), Value::from(Serde(value)));
+        self.env.add_global(name.to_owned(), Value::from(Serde(value)));
     }
 
     /// Render `messages` (and `tools`) to text, recording the character
@@ -106,7 +101,11 @@ impl ChatTemplate {
 
     /// Checks the input for the reserved sentinels and converts it to template values
     /// once (messages one value each, so a prefix is a slice of them).
-    pub(super) fn prepare(&self, messages: &[serde_json::Value], tools: Option<&serde_json::Value>) -> Result<(Vec<Value>, Value)> {
+    pub(super) fn prepare(
+        &self,
+        messages: &[serde_json::Value],
+        tools: Option<&serde_json::Value>,
+    ) -> Result<(Vec<Value>, Value)> {
         for m in messages {
             check_no_sentinels(m)?;
         }
@@ -121,7 +120,12 @@ impl ChatTemplate {
     }
 
     /// [`render`](Self::render) on values from [`prepare`](Self::prepare).
-    pub(super) fn render_values(&self, messages: &[Value], tools: &Value, add_generation_prompt: bool) -> Result<RenderedText> {
+    pub(super) fn render_values(
+        &self,
+        messages: &[Value],
+        tools: &Value,
+        add_generation_prompt: bool,
+    ) -> Result<RenderedText> {
         let tmpl = self.env.get_template(TEMPLATE_NAME)?;
         let ctx = minijinja::context! {
             messages => Value::from(messages.to_vec()),
@@ -129,9 +133,7 @@ impl ChatTemplate {
             documents => Value::from(()),
             add_generation_prompt => add_generation_prompt,
         };
-        let raw = tmpl
-            .render(ctx)
-            .map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
+        let raw = tmpl.render(ctx).map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
         strip_generation_sentinels(&raw)
     }
 }
@@ -181,9 +183,7 @@ fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
             }
             depth += 1;
         } else {
-            depth = depth
-                .checked_sub(1)
-                .ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
+            depth = depth.checked_sub(1).ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
             if depth == 0 {
                 spans.push((open_at, n_chars));
             }
@@ -193,10 +193,7 @@ fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
     if depth != 0 {
         bail!("unterminated {{% generation %}} block");
     }
-    Ok(RenderedText {
-        text,
-        generation_char_spans: spans,
-    })
+    Ok(RenderedText { text, generation_char_spans: spans })
 }
 
 /// Rewrite `{% generation %}` / `{% endgeneration %}` (any `-`/`+`
@@ -279,8 +276,7 @@ fn tojson_filter(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Valu
                 opts.indent = Some(if let Some(s) = v.as_str() {
                     s.to_owned()
                 } else {
-                    let n = i64::try_from(v.clone())
-                        .map_err(|_| bad(format!("tojson: bad indent {v}")))?;
+                    let n = i64::try_from(v.clone()).map_err(|_| bad(format!("tojson: bad indent {v}")))?;
                     " ".repeat(n.max(0) as usize)
                 })
             }
@@ -290,9 +286,8 @@ fn tojson_filter(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Valu
                     .map(|p| p.as_str().map(str::to_owned))
                     .collect::<Option<_>>()
                     .ok_or_else(|| bad("tojson: separators must be strings".into()))?;
-                let [i, k]: [String; 2] = parts
-                    .try_into()
-                    .map_err(|_| bad("tojson: separators must be a pair".into()))?;
+                let [i, k]: [String; 2] =
+                    parts.try_into().map_err(|_| bad("tojson: separators must be a pair".into()))?;
                 opts.separators = Some((i, k));
             }
             _ => unreachable!(),
@@ -301,15 +296,14 @@ fn tojson_filter(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Valu
     if value.is_undefined() {
         return Err(bad("tojson: value is undefined".into()));
     }
-    let json = serde_json::to_value(&value)
-        .map_err(|e| bad(format!("tojson: value is not JSON-serializable: {e}")))?;
+    let json = serde_json::to_value(&value).map_err(|e| bad(format!("tojson: value is not JSON-serializable: {e}")))?;
     Ok(Value::from(python_json_dumps(&json, &opts)))
 }
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::testutil::{sample_template, tiny_tokenizer};
     use super::super::view::render_view;
+    use super::*;
     use serde_json::json;
 
     fn render_text(src: &str, ctx_messages: serde_json::Value) -> String {
@@ -349,31 +343,12 @@ mod tests {
                 "A   XB",
                 vec![(1, 5)],
             ),
-            (
-                "A\n   {%- generation %}\n   X\n   {% endgeneration -%}\n   B",
-                "A   X\nB",
-                vec![(1, 6)],
-            ),
-            (
-                "A\n   {% generation %}\n   X\n   {% endgeneration %}\n   B",
-                "A\n   X\n   B",
-                vec![(2, 7)],
-            ),
-            (
-                "A\n   {%+ generation %}\n   X\n   {% endgeneration +%}\n   B",
-                "A\n      X\n\n   B",
-                vec![(5, 10)],
-            ),
-            (
-                "{% generation %}{% endgeneration %}é{%generation-%} ü {%-endgeneration%}",
-                "éü",
-                vec![(0, 0), (1, 2)],
-            ),
+            ("A\n   {%- generation %}\n   X\n   {% endgeneration -%}\n   B", "A   X\nB", vec![(1, 6)]),
+            ("A\n   {% generation %}\n   X\n   {% endgeneration %}\n   B", "A\n   X\n   B", vec![(2, 7)]),
+            ("A\n   {%+ generation %}\n   X\n   {% endgeneration +%}\n   B", "A\n      X\n\n   B", vec![(5, 10)]),
+            ("{% generation %}{% endgeneration %}é{%generation-%} ü {%-endgeneration%}", "éü", vec![(0, 0), (1, 2)]),
         ] {
-            let r = ChatTemplate::new(src)
-                .unwrap()
-                .render(&[], None, false)
-                .unwrap();
+            let r = ChatTemplate::new(src).unwrap().render(&[], None, false).unwrap();
             assert_eq!(r.text, text, "{src:?}");
             assert_eq!(r.generation_char_spans, spans, "{src:?}");
         }
@@ -393,15 +368,13 @@ mod tests {
     #[test]
     fn python_style_printing_of_constants() {
         // Jinja2 prints Python reprs: True / None, and undefined as "".
-        let out = render_text(
-            "{{ true }}|{{ none }}|{{ missing }}|{{ messages[0].nope }}",
-            json!([{}]),
-        );
+        let out = render_text("{{ true }}|{{ none }}|{{ missing }}|{{ messages[0].nope }}", json!([{}]));
         assert_eq!(out, "True|None||");
     }
     #[test]
     fn template_without_generation_block_marks_no_assistant_output() {
-        let plain = "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}";
+        let plain =
+            "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endfor %}";
         assert!(!ChatTemplate::new(plain).unwrap().marks_assistant_output());
         // a generation tag inside a comment marks nothing either
         let commented = format!("{{# {{% generation %}} #}}{plain}");

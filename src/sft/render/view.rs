@@ -67,21 +67,16 @@ pub fn render_view(
     let (values, tools_value) = template.prepare(messages, tools)?;
     let full = template.render_values(&values, &tools_value, false)?;
     // byte offsets: tokenizers' own conversion to character offsets hashes every byte
-    let enc = tokenizer
-        .encode(full.text.as_str(), false)
-        .map_err(|e| anyhow!("tokenizing rendered conversation: {e}"))?;
+    let enc =
+        tokenizer.encode(full.text.as_str(), false).map_err(|e| anyhow!("tokenizing rendered conversation: {e}"))?;
     let input_ids = enc.get_ids().to_vec();
     let spans_from = SpanTokens::new(tokenizer, &full.text, &input_ids, enc.get_offsets());
     let char_offsets = spans_from.char_offsets();
     let n_chars = spans_from.char_bytes.len() - 1;
     let (assistant_mask, hf_fallthrough) = assistant_mask(&char_offsets, n_chars, &full.generation_char_spans);
 
-    let role_of = |m: &serde_json::Value| -> String {
-        m.get("role")
-            .and_then(|r| r.as_str())
-            .unwrap_or_default()
-            .to_owned()
-    };
+    let role_of =
+        |m: &serde_json::Value| -> String { m.get("role").and_then(|r| r.as_str()).unwrap_or_default().to_owned() };
     // The token ids of a prefix rendering, when it has to be tokenized whole.
     let prefix_ids = |k: usize, text: &str| -> Result<Vec<u32>> {
         Ok(tokenizer
@@ -140,22 +135,14 @@ pub fn render_view(
             }
         };
         if end < prev {
-            bail!("message {k} ({role}) would end at token {end}, before it starts at token {prev}; no span is written");
+            bail!(
+                "message {k} ({role}) would end at token {end}, before it starts at token {prev}; no span is written"
+            );
         }
-        message_spans.push(MessageSpan {
-            index: k,
-            role,
-            start: prev,
-            end,
-        });
+        message_spans.push(MessageSpan { index: k, role, start: prev, end });
         prev = end;
     }
-    Ok(RenderedView {
-        input_ids,
-        assistant_mask,
-        message_spans,
-        hf_fallthrough,
-    })
+    Ok(RenderedView { input_ids, assistant_mask, message_spans, hf_fallthrough })
 }
 /// The error for a template whose rendering of `messages[..=k]` is not the start of
 /// the rendering of all `n` messages; `at` is the first differing byte.
@@ -199,8 +186,8 @@ pub(super) fn common_prefix_bytes(a: &str, b: &str) -> usize {
 }
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::super::testutil::{load_reference, sample_template, shared_dir, shared_qwen3_training, tiny_tokenizer};
+    use super::*;
     use serde_json::json;
 
     /// Tiny 3-message conversation with the sample template and a hand-built
@@ -221,30 +208,10 @@ mod tests {
             "<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nyo<|im_end|>\n"
         );
         let view = render_view(&t, &tok, &msgs, None).unwrap();
-        let pieces: Vec<String> = view
-            .input_ids
-            .iter()
-            .map(|&id| tok.id_to_token(id).unwrap())
-            .collect();
+        let pieces: Vec<String> = view.input_ids.iter().map(|&id| tok.id_to_token(id).unwrap()).collect();
         // system: <|im_start|> system \n sys <|im_end|> \n  => 6 tokens
-        assert_eq!(
-            view.message_spans[0],
-            MessageSpan {
-                index: 0,
-                role: "system".into(),
-                start: 0,
-                end: 6
-            }
-        );
-        assert_eq!(
-            view.message_spans[1],
-            MessageSpan {
-                index: 1,
-                role: "user".into(),
-                start: 6,
-                end: 12
-            }
-        );
+        assert_eq!(view.message_spans[0], MessageSpan { index: 0, role: "system".into(), start: 0, end: 6 });
+        assert_eq!(view.message_spans[1], MessageSpan { index: 1, role: "user".into(), start: 6, end: 12 });
         assert_eq!(view.message_spans[2].start, 12);
         assert_eq!(view.message_spans[2].end, view.input_ids.len());
         // Header (<|im_start|> assistant \n) unsupervised, rest supervised.
@@ -340,22 +307,13 @@ mod tests {
         let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
         assert!(err.contains("message 0 does not end at a token boundary"), "{err}");
     }
-    fn check_against_reference(
-        view: &RenderedView,
-        reference: &serde_json::Value,
-        tok: &tokenizers::Tokenizer,
-    ) {
+    fn check_against_reference(view: &RenderedView, reference: &serde_json::Value, tok: &tokenizers::Tokenizer) {
         let ref_ids: Vec<u32> = serde_json::from_value(reference["input_ids"].clone()).unwrap();
-        let ref_mask: Vec<u8> =
-            serde_json::from_value(reference["assistant_masks"].clone()).unwrap();
+        let ref_mask: Vec<u8> = serde_json::from_value(reference["assistant_masks"].clone()).unwrap();
         let ref_labels: Vec<i64> = serde_json::from_value(reference["labels"].clone()).unwrap();
-        if let Some(i) = (0..ref_ids.len().max(view.input_ids.len()))
-            .find(|&i| ref_ids.get(i) != view.input_ids.get(i))
+        if let Some(i) = (0..ref_ids.len().max(view.input_ids.len())).find(|&i| ref_ids.get(i) != view.input_ids.get(i))
         {
-            let ctx = |ids: &[u32]| {
-                tok.decode(&ids[i.saturating_sub(5)..(i + 5).min(ids.len())], false)
-                    .unwrap()
-            };
+            let ctx = |ids: &[u32]| tok.decode(&ids[i.saturating_sub(5)..(i + 5).min(ids.len())], false).unwrap();
             panic!(
                 "first id difference at token {i}: ours {:?} ({:?}) vs reference {:?} ({:?})",
                 view.input_ids.get(i),
@@ -385,10 +343,7 @@ mod tests {
             })
             .collect();
         assert_eq!(view.message_spans, ref_spans);
-        assert_eq!(
-            view.input_ids.len() as u64,
-            reference["n_tokens"].as_u64().unwrap()
-        );
+        assert_eq!(view.input_ids.len() as u64, reference["n_tokens"].as_u64().unwrap());
         let supervised = view.assistant_mask.iter().filter(|&&m| m == 1).count() as u64;
         assert_eq!(supervised, reference["n_supervised"].as_u64().unwrap());
     }
@@ -419,10 +374,8 @@ mod tests {
     #[ignore = "needs the shared data (../shared)"]
     fn reference_swe_gym_row0() {
         let (tok, reference) = load_reference(0);
-        let raw = std::fs::read_to_string(
-            shared_dir().join("data/sft/swe-gym-openhands-trajectories/sample_raw.json"),
-        )
-        .unwrap();
+        let raw = std::fs::read_to_string(shared_dir().join("data/sft/swe-gym-openhands-trajectories/sample_raw.json"))
+            .unwrap();
         let rows: serde_json::Value = serde_json::from_str(&raw).unwrap();
         let row = &rows[0];
         assert_eq!(reference["instance_id"], row["instance_id"]);
@@ -443,19 +396,10 @@ mod tests {
                 m
             })
             .collect();
-        let view = render_view(
-            &shared_qwen3_training(),
-            &tok,
-            &messages,
-            Some(&row["tools"]),
-        )
-        .unwrap();
+        let view = render_view(&shared_qwen3_training(), &tok, &messages, Some(&row["tools"])).unwrap();
         check_against_reference(&view, &reference, &tok);
         assert_eq!(view.input_ids.len(), 14685);
-        assert_eq!(
-            view.assistant_mask.iter().filter(|&&m| m == 1).count(),
-            2978
-        );
+        assert_eq!(view.assistant_mask.iter().filter(|&&m| m == 1).count(), 2978);
     }
 
     #[test]
@@ -489,9 +433,6 @@ mod tests {
         let view = render_view(&shared_qwen3_training(), &tok, &messages, None).unwrap();
         check_against_reference(&view, &reference, &tok);
         assert_eq!(view.input_ids.len(), 21385);
-        assert_eq!(
-            view.assistant_mask.iter().filter(|&&m| m == 1).count(),
-            7388
-        );
+        assert_eq!(view.assistant_mask.iter().filter(|&&m| m == 1).count(), 7388);
     }
 }

@@ -3,10 +3,10 @@
 //! `trajectories.rs` is `#[cfg(test)]`); the marker below keeps `tests/tidy.rs`'s scan
 //! of input reads out of this file, as it skips every inline test module.
 
-#[cfg(test)]
-use std::collections::BTreeMap;
 use super::*;
 use anyhow::{Result, anyhow};
+#[cfg(test)]
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
@@ -100,7 +100,6 @@ fn mini_report(instance_id: &str) -> Outcome {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn mini_swe_agent_totals() {
     let ts = read_all_mini();
@@ -153,15 +152,13 @@ fn mini_swe_agent_totals() {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn mini_swe_agent_matches_index_tsv() {
     let index = std::fs::read_to_string(sft("mini-swe-agent-gemini3pro/index.tsv")).unwrap();
     let mut lines = index.lines();
     let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
     let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
-    let by_id: HashMap<String, Trajectory> =
-        read_all_mini().into_iter().map(|t| (t.instance_id.clone(), t)).collect();
+    let by_id: HashMap<String, Trajectory> = read_all_mini().into_iter().map(|t| (t.instance_id.clone(), t)).collect();
     let mut rows = 0;
     let mut nonzero_total = 0;
     for line in lines {
@@ -191,7 +188,6 @@ fn mini_swe_agent_matches_index_tsv() {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn swebench_reports() {
     let logs = sft("mini-swe-agent-gemini3pro/logs");
@@ -234,7 +230,6 @@ fn swebench_reports() {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn mini_swe_agent_reader_never_reads_the_report_beside_it() {
     // In the SWE-bench folder layout, with logs/<id>/report.json present (resolved),
@@ -248,11 +243,9 @@ fn mini_swe_agent_reader_never_reads_the_report_beside_it() {
 // ---------------------------------------------------------------- SWE-agent
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn swe_agent_function_calling_simple() {
-    let t =
-        read_swe_agent_traj(&sft("swe-agent/trajectories/demonstrations/function_calling_simple.traj")).unwrap();
+    let t = read_swe_agent_traj(&sft("swe-agent/trajectories/demonstrations/function_calling_simple.traj")).unwrap();
     assert_eq!((t.instance_id.as_str(), t.source, t.resolved), ("function_calling_simple", SOURCE_SWE_AGENT, None));
     assert_eq!(t.messages.len(), 12);
     assert_eq!([Role::System, Role::User, Role::Assistant, Role::Tool].map(|r| count_role(&t, r)), [1, 1, 5, 5]);
@@ -275,7 +268,6 @@ fn swe_agent_function_calling_simple() {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn swe_agent_marshmallow_replay() {
     let t = read_swe_agent_traj(&sft(
@@ -300,27 +292,16 @@ fn swe_agent_marshmallow_replay() {
     let cmds: Vec<String> = t.messages.iter().flat_map(bash_commands).collect();
     assert_eq!(
         cmds,
-        [
-            "ls -F",
-            "pip install -e .[dev]",
-            "python reproduce.py",
-            "ls -F",
-            "python reproduce.py",
-            "rm reproduce.py"
-        ]
+        ["ls -F", "pip install -e .[dev]", "python reproduce.py", "ls -F", "python reproduce.py", "rm reproduce.py"]
     );
     assert!(
-        t.messages
-            .iter()
-            .filter(|m| m.role == Role::Tool)
-            .all(|m| m.tool_name.is_some() && m.tool_call_id.is_some())
+        t.messages.iter().filter(|m| m.role == Role::Tool).all(|m| m.tool_name.is_some() && m.tool_call_id.is_some())
     );
     assert!(t.messages.iter().any(|m| m.text.contains('\u{8}')), "backspaces from pip spinners are kept");
     assert!(t.messages[27].text.contains("diff --git a/src/marshmallow/fields.py"));
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn swe_agent_pydicom_text_commands() {
     let p = sft(
@@ -356,7 +337,6 @@ fn swe_agent_pydicom_text_commands() {
 // ---------------------------------------------------------------- ADP row samples
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn openhands_rows() {
     let ts = read_openhands_rows(&sft("swe-gym-openhands-trajectories/sample_raw.json")).unwrap();
@@ -397,9 +377,7 @@ fn openhands_rows() {
     // Parallel calls: rows 0 and 2 only.
     let parallel: Vec<Vec<(usize, usize)>> = ts
         .iter()
-        .map(|t| {
-            t.messages.iter().filter(|m| m.tool_calls.len() > 1).map(|m| (m.index, m.tool_calls.len())).collect()
-        })
+        .map(|t| t.messages.iter().filter(|m| m.tool_calls.len() > 1).map(|m| (m.index, m.tool_calls.len())).collect())
         .collect();
     assert_eq!(parallel, [vec![(16, 2), (19, 2), (22, 2), (25, 4)], vec![], vec![(8, 2)], vec![], vec![]]);
     // Calls by tool, per row.
@@ -414,15 +392,12 @@ fn openhands_rows() {
     assert!(!ts.iter().flat_map(|t| &t.messages).flat_map(bash_commands).any(|c| c.contains("pytest")));
     // A tool error followed by a corrected call.
     assert!(
-        ts[0].messages[3]
-            .text
-            .contains("The `view_range` parameter is not allowed when `path` points to a directory")
+        ts[0].messages[3].text.contains("The `view_range` parameter is not allowed when `path` points to a directory")
     );
     assert_eq!(ts[0].messages[2].tool_calls[0].arguments["view_range"], serde_json::json!([0, -1]));
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn nebius_rows() {
     let ts = read_nebius_rows(&sft("nebius-swe-agent-trajectories/sample_raw.json")).unwrap();
@@ -440,9 +415,7 @@ fn nebius_rows() {
         && t.messages[0].text.starts_with("SETTING: You are an autonomous programmer")));
     // Every ai message carries exactly one recognizable command; each run ends with submit.
     assert!(
-        all.iter()
-            .filter(|m| m.role == Role::Assistant)
-            .all(|m| m.tool_calls.len() == 1 && m.tool_calls[0].from_text)
+        all.iter().filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1 && m.tool_calls[0].from_text)
     );
     assert!(ts.iter().all(|t| call_names(t).last() == Some(&"submit")));
     assert_eq!(call_names(&ts[0]), ["ls", "find_file", "open", "edit", "python", "submit"]);
@@ -471,7 +444,6 @@ fn nebius_rows() {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn swe_smith_rows() {
     let ts = read_swe_smith_rows(&sft("swe-smith-trajectories/sample_raw.json")).unwrap();
@@ -481,9 +453,7 @@ fn swe_smith_rows() {
     assert!(ts.iter().all(|t| t.resolved == Some(true) && t.source == SOURCE_SWE_SMITH));
     assert_eq!(ts[0].instance_id, "arrow-py__arrow.1d70d009.lm_rewrite__nuzjfyur");
     // One call per assistant message.
-    assert!(
-        ts.iter().flat_map(|t| &t.messages).filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1)
-    );
+    assert!(ts.iter().flat_map(|t| &t.messages).filter(|m| m.role == Role::Assistant).all(|m| m.tool_calls.len() == 1));
     let totals = ts.iter().fold(BTreeMap::new(), |mut acc, t| {
         for (k, v) in name_counts(t) {
             *acc.entry(k).or_insert(0) += v;
@@ -528,7 +498,6 @@ fn swe_smith_rows() {
 }
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn llamafactory_rows() {
     let ts = read_llamafactory_jsonl(&sft("llamafactory-demo/reason_tool_use_demo_50.jsonl")).unwrap();
@@ -589,10 +558,8 @@ fn llamafactory_loss_weight_and_errors() {
         e.starts_with(&format!("{}:3: field `[1].messages[1].content[0].value`: not JSON: ", bad.display())),
         "{e}"
     );
-    let bad = temp_file(
-        "lf_bad2.jsonl",
-        r#"{"messages": [{"role": "user", "content": [{"type": "image", "value": "x"}]}]}"#,
-    );
+    let bad =
+        temp_file("lf_bad2.jsonl", r#"{"messages": [{"role": "user", "content": [{"type": "image", "value": "x"}]}]}"#);
     let e = read_llamafactory_jsonl(&bad).unwrap_err().to_string();
     assert_eq!(
         e,
@@ -603,7 +570,6 @@ fn llamafactory_loss_weight_and_errors() {
 // ---------------------------------------------------------------- detection, errors
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn detect_and_read_every_format() {
     let cases: &[(&str, &str, usize, usize)] = &[
@@ -644,7 +610,10 @@ fn errors_name_file_row_and_field() {
     );
     let e = read_openhands_rows(&p).unwrap_err().to_string();
     assert!(
-        e.starts_with(&format!("{}:1: field `[1].messages[1].tool_calls[0].function.arguments`: not JSON: ", p.display())),
+        e.starts_with(&format!(
+            "{}:1: field `[1].messages[1].tool_calls[0].function.arguments`: not JSON: ",
+            p.display()
+        )),
         "{e}"
     );
     let p = temp_file("oh_bad2.json", r#"[{"instance_id": "a", "messages": [{"role": "robot", "content": "x"}]}]"#);
@@ -703,7 +672,6 @@ fn array_row_errors_name_their_line() {
 // ---------------------------------------------------------------- git history rule
 
 #[test]
-
 #[ignore = "reads ../shared (SPHRAGIS_SHARED); CI runs it with --include-ignored"]
 fn git_history_on_every_format() {
     // History queries outside mini-swe-agent: none in these samples.
@@ -733,7 +701,6 @@ fn git_history_on_every_format() {
         }
     }
 }
-
 
 /// mini-swe-agent 2.x, tool-calling model: three tool calls answered by `tool`
 /// messages, one of them a test run, then the `exit` record (shape of its docs'
@@ -825,7 +792,13 @@ fn format_detection_names_every_format_tried() {
     let line = r#"{"instance_id": "demo__x-3", "history": [{"id": 0, "source": "agent", "action": "system", "message": "You are OpenHands agent"}, {"id": 1, "source": "user", "action": "message", "message": "fix it"}], "test_result": {}}"#;
     let e = detect_and_read(&temp_file("output.jsonl", line)).unwrap_err().to_string();
     assert!(!e.contains("history[0].role: missing"), "{e}");
-    for tried in ["mini-swe-agent (no `trajectory_format`", "SWE-agent .traj (`history[0]` has no `role` but `action`, `source`", "OpenHands event stream", "LLaMA-Factory (no `messages`)", "openhands / nebius / swe-smith"] {
+    for tried in [
+        "mini-swe-agent (no `trajectory_format`",
+        "SWE-agent .traj (`history[0]` has no `role` but `action`, `source`",
+        "OpenHands event stream",
+        "LLaMA-Factory (no `messages`)",
+        "openhands / nebius / swe-smith",
+    ] {
         assert!(e.contains(tried), "{tried} in {e}");
     }
     // two lines: read as JSON lines, the same account from line 1
