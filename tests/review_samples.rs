@@ -209,6 +209,8 @@ fn every_view_answers_without_sphragis_functions() {
                 "sft_budget_at_v1" => format!("{name}([8], [100])"),
                 "sft_truncation_at_v1" | "sft_truncation_views_at_v1" => format!("{name}([8192], 'right')"),
                 "version_diff_at_v1" | "example_moves_at_v1" => format!("{name}('v2', 'v3')"),
+                "report_diff_at_v1" => format!("{name}('refine_removals_v1', ['org'], 'v2', 'v3')"),
+                "sft_view_positions_at_v1" => format!("{name}('no-such-view')"),
                 other => panic!("macro {other}: add its arguments here"),
             },
             other => panic!("{name}: unknown kind {other}"),
