@@ -170,7 +170,11 @@ fn macros_are_callable_from_a_stock_client() {
         &db,
         "select kind, count(*) as n from sph_views where name like '%\\_at\\_v%' escape '\\' group by kind",
     );
-    assert_eq!(rows, serde_json::json!([{"kind": "macro", "n": 8}]), "5 SFT macros (budget, truncation, truncation views, weight projection, view positions) and the 3 of diff (example moves, version diff, report diff)");
+    assert_eq!(
+        rows,
+        serde_json::json!([{"kind": "macro", "n": 8}]),
+        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions) and the 3 of diff (example moves, version diff, report diff)"
+    );
     // The pointer macro follows the latest version.
     assert_eq!(
         stock_rows(&db, "select passes from sft_budget_at([8], [100])"),
