@@ -29,12 +29,20 @@ pub fn diff(conn: &Connection, a: &str, b: &str, per_example: bool) -> Result<Re
     } else {
         ("version_diff_at_v1", format!("per org, {a} -> {b}: removed, resurrected, added, dropped, moved; reconciles"))
     };
-    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
     let arguments = format!("{}, {}", sql_literal(a), sql_literal(b));
+    run_macro(conn, name, arguments, "diff".into(), about)
+}
+
+/// Runs table macro `name` with `arguments` (SQL literals in parameter order), rows
+/// ordered by all columns, stamped with the macro, its SHA-256 and those arguments.
+///
+/// Errors: `name` is not a registered view file, or DuckDB rejects the call.
+fn run_macro(conn: &Connection, name: &str, arguments: String, report: String, about: String) -> Result<ReportTable> {
+    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
     let sql = format!("select * from {name}({arguments}) order by all");
     let table = query(conn, &sql, &[])?;
     Ok(ReportTable {
-        report: "diff".into(),
+        report,
         about,
         stamp: Some(Stamp {
             kind: file.kind,
@@ -80,7 +88,6 @@ pub fn reports_to_compare(names: &[String]) -> Result<Vec<&'static Report>> {
 pub fn diff_reports(conn: &Connection, a: &str, b: &str, reports: &[&Report]) -> Result<Vec<ReportTable>> {
     check_versions(conn, a, b)?;
     let name = "report_diff_at_v1";
-    let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
     let mut tables = Vec::new();
     for report in reports {
         let view = views::find(report.view).with_context(|| format!("{} is not registered", report.view))?;
@@ -88,21 +95,8 @@ pub fn diff_reports(conn: &Connection, a: &str, b: &str, reports: &[&Report]) ->
         let keys: Vec<String> = keys.into_iter().filter(|k| *k != "version").map(sql_literal).collect();
         let arguments =
             format!("{}, [{}], {}, {}", sql_literal(report.view), keys.join(", "), sql_literal(a), sql_literal(b));
-        let sql = format!("select * from {name}({arguments}) order by all");
-        let table = query(conn, &sql, &[])?;
-        tables.push(ReportTable {
-            report: format!("diff-{}", report.name),
-            about: format!("{}: figures that differ from {a} to {b}", report.about),
-            stamp: Some(Stamp {
-                kind: file.kind,
-                name: name.into(),
-                sha256: file.sha256(),
-                arguments: Some(arguments),
-                filter: None,
-                query: sql,
-            }),
-            ..table
-        });
+        let about = format!("{}: figures that differ from {a} to {b}", report.about);
+        tables.push(run_macro(conn, name, arguments, format!("diff-{}", report.name), about)?);
     }
     Ok(tables)
 }

@@ -13,9 +13,9 @@
 //! `example_id` = `<org>:<change number>:<patch set>`; `org` from the caller, else the
 //! second-to-last label of the change URL's host (`gerrit.wikimedia.org` → `wikimedia`).
 
-use super::{Sink, TextOrNumber, for_each_line, parse_json};
+use super::{PatchSetExample, Sink, TextOrNumber, for_each_line, parse_json};
 use crate::ingest::InputError;
-use crate::review::model::{Comment, Example};
+use crate::review::model::Comment;
 use regex::Regex;
 use serde::Deserialize;
 use std::io::BufRead;
@@ -215,22 +215,16 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
             if comments.is_empty() {
                 continue;
             }
-            let rebase = matches!(kind.as_deref(), Some("TRIVIAL_REBASE" | "NO_CODE_CHANGE"));
-            let previous = ids.iter().copied().filter(|p| *p < n).max();
             examples += 1;
-            sink(Example {
-                example_id: format!("{org}:{number}:{n}"),
-                org: org.clone(),
+            let set = PatchSetExample {
+                org: &org,
                 project: change.project.clone(),
-                change: Some(number.clone()),
-                patch_set: Some(n),
-                created_at: comments.iter().filter_map(|c| c.created_at).min(),
-                revision_kind: kind,
-                predecessor_id: if rebase { previous.map(|p| format!("{org}:{number}:{p}")) } else { None },
-                record: line as i64,
-                comments,
-                ..Example::default()
-            })?;
+                change: &number,
+                number: n,
+                kind,
+                record: line,
+            };
+            sink(set.example(ids.iter().copied(), comments))?;
         }
         Ok(())
     })?;
@@ -252,6 +246,7 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::review::model::Example;
 
     const CHANGE: &str = r#"{"project":"operations/puppet","number":416443,"url":"https://gerrit.wikimedia.org/r/416443","owner":{"name":"Gehel","email":"g@example.com","username":"gehel"},"comments":[{"timestamp":100,"reviewer":{"name":"Gehel","email":"g@example.com","username":"gehel"},"message":"Uploaded patch set 1."},{"timestamp":250,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Patch Set 2: Patch Set 1 was rebased"},{"timestamp":260,"reviewer":{"name":"jenkins-bot","email":"","username":"jenkins-bot"},"message":"Patch Set 2: Verified+2\n\nMain test build succeeded."},{"timestamp":300,"reviewer":{"name":"Gehel","username":"gehel"},"message":"Change has been successfully merged by Gehel"}],"patchSets":[{"number":1,"createdOn":100,"kind":"REWORK"},{"number":2,"createdOn":200,"kind":"TRIVIAL_REBASE","comments":[{"file":"/COMMIT_MSG","line":7,"reviewer":{"name":"M","email":"m@example.com","username":"maurelio"},"message":"lowercase"}]}]}"#;
 

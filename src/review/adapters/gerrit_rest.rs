@@ -28,7 +28,7 @@
 //!
 //! A REST response does not name its host: `--org` is required.
 
-use super::{Sink, TextOrNumber, timestamp_field};
+use super::{PatchSetExample, Sink, TextOrNumber, timestamp_field};
 use crate::ingest::InputError;
 use crate::ingest::json;
 use crate::review::model::{Comment, Example};
@@ -244,22 +244,16 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
         }
         for (n, comments) in by_set {
             let kind = sets.get(&n).and_then(|s| s.1.clone());
-            let rebase = matches!(kind.as_deref(), Some("TRIVIAL_REBASE" | "NO_CODE_CHANGE"));
-            let previous = sets.keys().copied().filter(|p| *p < n).max();
             examples += 1;
-            sink(Example {
-                example_id: format!("{org}:{number}:{n}"),
-                org: org.to_string(),
+            let set = PatchSetExample {
+                org,
                 project: change.project.clone(),
-                change: Some(number.clone()),
-                patch_set: Some(n),
-                created_at: comments.iter().filter_map(|c| c.created_at).min(),
-                revision_kind: kind,
-                predecessor_id: if rebase { previous.map(|p| format!("{org}:{number}:{p}")) } else { None },
-                record: line as i64,
-                comments,
-                ..Example::default()
-            })?;
+                change: &number,
+                number: n,
+                kind,
+                record: line,
+            };
+            sink(set.example(sets.keys().copied(), comments))?;
         }
     }
     Ok(examples)

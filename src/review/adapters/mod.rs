@@ -34,3 +34,46 @@ pub fn timestamp_field(path: &Path, line: u64, field: &str, text: Option<&str>) 
     text.map(|t| crate::review::model::parse_timestamp(t).map_err(|m| InputError::at(path, Some(line), Some(field), m)))
         .transpose()
 }
+
+/// One Gerrit patch set's example, as both Gerrit loaders build it: id
+/// `<org>:<change>:<patch set>`, created at its earliest comment, and — for a
+/// `TRIVIAL_REBASE`/`NO_CODE_CHANGE` revision kind — the predecessor id of the latest earlier
+/// patch set among `earlier` (the change's patch-set numbers). `record` is the 1-based line of
+/// the change in its file.
+pub struct PatchSetExample<'a> {
+    /// Organisation name the loader was given.
+    pub org: &'a str,
+    /// Gerrit project.
+    pub project: Option<String>,
+    /// Change number, as text.
+    pub change: &'a str,
+    /// Patch-set number.
+    pub number: i32,
+    /// Gerrit's revision kind, if the source records it.
+    pub kind: Option<String>,
+    /// 1-based line of the change in its file.
+    pub record: u64,
+}
+
+impl PatchSetExample<'_> {
+    /// The example of this patch set with its `comments`; `earlier` yields every patch-set
+    /// number of the change (those not below this one are ignored).
+    pub fn example(self, earlier: impl Iterator<Item = i32>, comments: Vec<crate::review::model::Comment>) -> Example {
+        let PatchSetExample { org, project, change, number, kind, record } = self;
+        let rebase = matches!(kind.as_deref(), Some("TRIVIAL_REBASE" | "NO_CODE_CHANGE"));
+        let previous = earlier.filter(|p| *p < number).max();
+        Example {
+            example_id: format!("{org}:{change}:{number}"),
+            org: org.to_string(),
+            project,
+            change: Some(change.to_string()),
+            patch_set: Some(number),
+            created_at: comments.iter().filter_map(|c| c.created_at).min(),
+            revision_kind: kind,
+            predecessor_id: if rebase { previous.map(|p| format!("{org}:{change}:{p}")) } else { None },
+            record: record as i64,
+            comments,
+            ..Example::default()
+        }
+    }
+}
