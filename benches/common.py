@@ -1,5 +1,6 @@
 """Shared parts of the benchmark scripts: run a child and measure it, describe the machine,
 the common command-line options and the report header."""
+import sys
 import argparse, os, platform, subprocess, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,8 +50,31 @@ def parser(description):
     return p
 
 
+DUCKDB_PIN = "duckdb==2.0.0"
+
+
+def bench_venv(args):
+    """Makes the bench venv (`--venv-python`'s parent venv) with DUCKDB_PIN from PyPI when its
+    python is missing or lacks that duckdb, as .ci/run does for its own."""
+    ok = os.path.exists(args.venv_python) and subprocess.run(
+        [args.venv_python, "-c", "import duckdb, sys; sys.exit(duckdb.__version__ != '2.0.0')"],
+        capture_output=True).returncode == 0
+    if ok:
+        return
+    venv = os.path.dirname(os.path.dirname(args.venv_python))
+    print(f"creating the bench venv {venv}: pip install {DUCKDB_PIN}", flush=True)
+    if not os.path.exists(args.venv_python):
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    subprocess.run([args.venv_python, "-m", "pip", "install", "-q", "--disable-pip-version-check", DUCKDB_PIN],
+                   check=True)
+
+
 def header(title, args, notes):
     """Print the report header: title, date, machine, tool versions, notes."""
+    if not os.path.exists(args.bin):
+        sys.exit(f"no sphragis binary at {args.bin}: build it with `cargo build --release` "
+                 "(set CARGO_TARGET_DIR as for that build) or pass --bin")
+    bench_venv(args)
     version = subprocess.run([args.bin, "--version"], capture_output=True, text=True, check=True).stdout.strip()
     duck = subprocess.run([args.venv_python, "-c", "import duckdb; print(duckdb.__version__)"],
                           capture_output=True, text=True, check=True).stdout.strip()

@@ -20,8 +20,9 @@ Ratios: HF seconds / sphragis seconds (>1 = sphragis faster), against the peer's
 render seconds (the fairest: no Python start-up) and against its process wall time.
 
 The HF venv (default ~/.cache/sphragis-hf-venv) is created when missing, with
-`python3 -m venv` and `pip install transformers==5.24.0 tokenizers==0.23.3` from PyPI
-(the versions the shared reference views were made with; no PyTorch needed).
+`python3 -m venv` and `pip install transformers==5.24.0 tokenizers==0.23.3 jinja2==3.1.6` from PyPI
+(the versions the shared reference views were made with; transformers does not pull in
+jinja2, which apply_chat_template needs; no PyTorch needed).
 
     python3 benches/views_bench.py                  # options as the other benches, plus
     --hf-venv DIR (default ~/.cache/sphragis-hf-venv), --repeat N (default 1)
@@ -31,14 +32,14 @@ import glob, json, os, shutil, subprocess, sys, tempfile, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import header, parser, run_cpu  # noqa: E402
 
-HF_PINS = ["transformers==5.24.0", "tokenizers==0.23.3"]
+HF_PINS = ["transformers==5.24.0", "tokenizers==0.23.3", "jinja2==3.1.6"]
 
 
 def hf_python(venv):
     """The HF venv's python, creating the venv when it lacks transformers."""
     python = os.path.join(venv, "bin", "python")
     ok = os.path.exists(python) and subprocess.run(
-        [python, "-c", "import transformers, tokenizers"], capture_output=True).returncode == 0
+        [python, "-c", "import transformers, tokenizers, jinja2"], capture_output=True).returncode == 0
     if not ok:
         print(f"creating the Hugging Face venv {venv}: pip install {' '.join(HF_PINS)}", flush=True)
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
