@@ -72,11 +72,14 @@ pub fn swebench_report_from_value(path: &Path, v: &Value) -> Result<Outcome> {
     let empty = status.is_empty();
     // an empty `tests_status` graded no list: every count is 0
     let counts = |lists: Option<Object<Lists>>| match lists {
-        Some(Object(l)) => Some(TestCounts { success: l.success.map_or(0, |s| s.len()), failure: l.failure.map_or(0, |f| f.len()) }),
+        Some(Object(l)) => {
+            Some(TestCounts { success: l.success.map_or(0, |s| s.len()), failure: l.failure.map_or(0, |f| f.len()) })
+        }
         None if empty => Some(TestCounts::default()),
         None => None,
     };
-    let required = |lists: Option<Object<Lists>>, key: &str| counts(lists).ok_or_else(|| loc.err(&join(&tp, key), "missing"));
+    let required =
+        |lists: Option<Object<Lists>>, key: &str| counts(lists).ok_or_else(|| loc.err(&join(&tp, key), "missing"));
     Ok(Outcome {
         resolved: report.resolved,
         patch_applied: report.patch_successfully_applied,
@@ -163,10 +166,16 @@ mod tests {
             r#"{"resolved": false, "tests_status": {"FAIL_TO_PASS": {"success": [1, "b"], "failure": null}, "PASS_TO_PASS": {"failure": ["c"]}, "FAIL_TO_FAIL": {}}}"#,
         )
         .unwrap();
-        assert_eq!((o.fail_to_pass, o.pass_to_pass), (TestCounts { success: 2, failure: 0 }, TestCounts { success: 0, failure: 1 }));
+        assert_eq!(
+            (o.fail_to_pass, o.pass_to_pass),
+            (TestCounts { success: 2, failure: 0 }, TestCounts { success: 0, failure: 1 })
+        );
         assert_eq!((o.fail_to_fail, o.pass_to_fail, o.graded), (Some(TestCounts::default()), None, true));
         let o = read(r#"{"resolved": false, "tests_status": {}}"#).unwrap();
-        assert_eq!((o.graded, o.fail_to_pass, o.pass_to_fail), (true, TestCounts::default(), Some(TestCounts::default())));
+        assert_eq!(
+            (o.graded, o.fail_to_pass, o.pass_to_fail),
+            (true, TestCounts::default(), Some(TestCounts::default()))
+        );
         let o = read(r#"{"resolved": false}"#).unwrap();
         assert_eq!((o.graded, o.fail_to_fail), (false, Some(TestCounts::default())));
     }

@@ -89,8 +89,7 @@ impl Record<'_> {
     /// reason ("NaN in a field that expects a string").
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T> {
         from_value(self.value).map_err(|refusal| {
-            let non_finite =
-                refusal.expected().and_then(|e| self.non_finite(&refusal.path, &anomaly::field_words(e)));
+            let non_finite = refusal.expected().and_then(|e| self.non_finite(&refusal.path, &anomaly::field_words(e)));
             self.loc.err(&refusal.path, non_finite.unwrap_or(refusal.message))
         })
     }
@@ -179,12 +178,7 @@ fn lines(text: &str) -> Vec<(u64, &str)> {
 }
 
 /// Converts every record with `format`, then records the text's anomalies for the load.
-fn convert_all(
-    format: &Format,
-    path: &Path,
-    records: &Records,
-    anomalies: &[Anomaly],
-) -> Result<Vec<Trajectory>> {
+fn convert_all(format: &Format, path: &Path, records: &Records, anomalies: &[Anomaly]) -> Result<Vec<Trajectory>> {
     let file = Loc::file(path);
     let out = match records {
         Records::Object(v) => {

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use anyhow::Result;
-use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::access::{Loc, Object, kind, parse_nested};

@@ -678,50 +678,61 @@ fn array_row_errors_name_their_line() {
 
 #[test]
 fn typed_records_refuse_arrays_for_objects_and_name_the_field() {
-    // a message written as an array is refused, never mapped onto the fields by position
-    let p = temp_file("oh_array_message.json", r#"[{"instance_id": "a", "messages": [["user", "x"]]}]"#);
-    let e = read_openhands_rows(&p).unwrap_err().to_string();
-    assert_eq!(e, format!("{}:1: field `[0].messages[0]`: invalid type: array, expected an object", p.display()));
-    // a required field missing deep inside: named in the path, in the source's terms
-    let p = temp_file(
-        "oh_no_name.json",
-        r#"[{"instance_id": "a", "messages": [{"role": "assistant", "tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}]}]"#,
-    );
-    let e = read_openhands_rows(&p).unwrap_err().to_string();
-    assert_eq!(e, format!("{}:1: field `[0].messages[0].tool_calls[0].function.name`: missing", p.display()));
-    // NaN where a string is needed is refused as such (it reads as null)
-    let p = temp_file("oh_nan_id.json", r#"[{"instance_id": NaN, "messages": []}]"#);
-    let e = read_openhands_rows(&p).unwrap_err().to_string();
-    assert!(
-        e.starts_with(&format!("{}:1: field `[0].instance_id`: NaN in a field that expects a string", p.display())),
-        "{e}"
-    );
-    // a loss weight that is not a number, in JSON's words
-    let p = temp_file("lf_weight.jsonl", r#"{"messages": [{"role": "user", "content": [], "loss_weight": "x"}]}"#);
-    let e = read_llamafactory_jsonl(&p).unwrap_err().to_string();
-    assert_eq!(
-        e,
+    let tool_call = |value: &str| {
         format!(
-            "{}:1: field `[0].messages[0].loss_weight`: invalid type: string \"x\", expected a number",
-            p.display()
+            r#"{{"messages": [{{"role": "assistant", "content": [{{"type": "tool_call", "value": {value:?}}}]}}]}}"#
         )
-    );
-    // a tool_call part whose value is a JSON array, and one without a name
-    let part = |value: &str| {
-        format!(r#"{{"messages": [{{"role": "assistant", "content": [{{"type": "tool_call", "value": {value:?}}}]}}]}}"#)
     };
-    let p = temp_file("lf_call_array.jsonl", &part("[1]"));
-    let e = read_llamafactory_jsonl(&p).unwrap_err().to_string();
-    assert_eq!(
-        e,
-        format!(
-            "{}:1: field `[0].messages[0].content[0].value`: invalid type: array, expected an object",
-            p.display()
-        )
-    );
-    let p = temp_file("lf_call_nameless.jsonl", &part(r#"{"arguments": {}}"#));
-    let e = read_llamafactory_jsonl(&p).unwrap_err().to_string();
-    assert_eq!(e, format!("{}:1: field `[0].messages[0].content[0].value.name`: missing", p.display()));
+    type Reader = fn(&Path) -> Result<Vec<Trajectory>>;
+    let cases: &[(Reader, &str, String, &str)] = &[
+        // a message written as an array is refused, never mapped onto the fields by position
+        (
+            read_openhands_rows,
+            "oh_array_message.json",
+            r#"[{"instance_id": "a", "messages": [["user", "x"]]}]"#.into(),
+            "[0].messages[0]`: invalid type: array, expected an object",
+        ),
+        // a required field missing deep inside: named in the path, in the source's terms
+        (
+            read_openhands_rows,
+            "oh_no_name.json",
+            r#"[{"instance_id": "a", "messages": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}]"#.into(),
+            "[0].messages[0].tool_calls[0].function.name`: missing",
+        ),
+        // NaN where a string is needed is refused as such (it reads as null)
+        (
+            read_openhands_rows,
+            "oh_nan_id.json",
+            r#"[{"instance_id": NaN, "messages": []}]"#.into(),
+            "[0].instance_id`: NaN in a field that expects a string (Python's json.dumps writes it for a float it \
+             cannot represent; this field needs a finite value)",
+        ),
+        // a loss weight that is not a number, in JSON's words
+        (
+            read_llamafactory_jsonl,
+            "lf_weight.jsonl",
+            r#"{"messages": [{"role": "user", "content": [], "loss_weight": "x"}]}"#.into(),
+            "[0].messages[0].loss_weight`: invalid type: string \"x\", expected a number",
+        ),
+        // a tool_call part whose value is a JSON array, and one without a name
+        (
+            read_llamafactory_jsonl,
+            "lf_call_array.jsonl",
+            tool_call("[1]"),
+            "[0].messages[0].content[0].value`: invalid type: array, expected an object",
+        ),
+        (
+            read_llamafactory_jsonl,
+            "lf_call_nameless.jsonl",
+            tool_call(r#"{"arguments": {}}"#),
+            "[0].messages[0].content[0].value.name`: missing",
+        ),
+    ];
+    for (read, name, text, expected) in cases {
+        let p = temp_file(name, text);
+        let e = read(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}:1: field `{expected}", p.display()));
+    }
 }
 
 // ---------------------------------------------------------------- parsers
