@@ -55,7 +55,8 @@
 //!   functions; the SFT readers and [`rules::udf`] both use it, neither depends on the other).
 //! - [`sft`]: the SFT corpus — the message schema ([`sft::schema`]), one file per
 //!   trajectory format behind the trait [`sft::formats::TrajectoryFormat`] (container
-//!   read once, then detect + convert; [`sft::formats`]), the stable entry and the
+//!   read once, then detect, the record deserialized into the format's serde struct,
+//!   convert; [`sft::formats`]), the stable entry and the
 //!   shell-command rule ([`sft::trajectories`]), SWE-bench reports ([`sft::outcomes`]), the store,
 //!   test-run heuristics ([`sft::heuristics`]), the chat-template renderer
 //!   ([`sft::render`]) and `views build` ([`sft::build`]), the view loader

@@ -1,17 +1,18 @@
-//! The JSON field access shared by the trajectory formats: error locations ([`Loc`])
-//! and typed getters over `serde_json::Value` that name the field in the source's terms
-//! (`[3].messages[5].tool_calls[0].function.arguments`) and say what was expected, plus
-//! the OpenAI-message pieces several formats share (content, tool calls, arguments).
+//! The JSON plumbing the trajectory formats share: error locations ([`Loc`]), a record
+//! read into a typed serde struct with the failing field's path ([`from_value`],
+//! [`Refusal`]), JSON objects only ([`Object`]), JSON texts held in string fields
+//! ([`parse_nested`]) and the whole-document and array readers.
 
-use std::collections::HashMap;
 use std::fmt::Display;
+use std::marker::PhantomData;
 use std::path::Path;
 
 use anyhow::{Result, anyhow};
-use serde_json::{Map, Value};
+use serde::de::{DeserializeOwned, MapAccess, Visitor, value::MapAccessDeserializer};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
 use crate::ingest::anomaly;
-use crate::sft::schema::{Message, Role, ToolCall};
 
 /// Where in a file we are: prefixes every error.
 #[derive(Clone, Copy)]
@@ -56,6 +57,7 @@ impl<'a> Loc<'a> {
     }
 }
 
+/// What a JSON value is, with its article ("a string", "an array", "null").
 pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
@@ -67,128 +69,89 @@ pub(crate) fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// `path.key`; `key` alone at the top (`path` empty), `path` alone for the value
+/// itself (`key` empty).
 pub(crate) fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_string() } else { format!("{path}.{key}") }
-}
-
-pub(crate) fn as_object<'v>(loc: &Loc, v: &'v Value, path: &str) -> Result<&'v Map<String, Value>> {
-    v.as_object().ok_or_else(|| loc.err(path, format!("expected an object, got {}", kind(v))))
-}
-
-/// The value of `key`, `None` when absent or null.
-pub(crate) fn get<'v>(obj: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
-    obj.get(key).filter(|v| !v.is_null())
-}
-
-pub(crate) fn req<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<&'v Value> {
-    get(obj, key).ok_or_else(|| loc.err(&join(path, key), "missing"))
-}
-
-pub(crate) fn req_str<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<&'v str> {
-    let v = req(loc, obj, key, path)?;
-    v.as_str().ok_or_else(|| loc.err(&join(path, key), format!("expected a string, got {}", kind(v))))
-}
-
-pub(crate) fn opt_str<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<Option<&'v str>> {
-    match get(obj, key) {
-        None => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(v) => Err(loc.err(&join(path, key), format!("expected a string, got {}", kind(v)))),
+    match (path.is_empty(), key.is_empty()) {
+        (true, _) => key.to_string(),
+        (false, true) => path.to_string(),
+        (false, false) => format!("{path}.{key}"),
     }
 }
 
-pub(crate) fn opt_bool(loc: &Loc, obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>> {
-    match get(obj, key) {
-        None => Ok(None),
-        Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(v) => Err(loc.err(&join(path, key), format!("expected a boolean, got {}", kind(v)))),
-    }
-}
+/// A JSON object read as `T`. serde's derived structs would also take a JSON array and
+/// map its elements onto the fields by position; this refuses anything but an object
+/// ("invalid type: array, expected an object").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object<T>(pub T);
 
-pub(crate) fn req_array<'v>(loc: &Loc, obj: &'v Map<String, Value>, key: &str, path: &str) -> Result<&'v Vec<Value>> {
-    let v = req(loc, obj, key, path)?;
-    v.as_array().ok_or_else(|| loc.err(&join(path, key), format!("expected an array, got {}", kind(v))))
-}
-
-pub(crate) fn req_role(loc: &Loc, obj: &Map<String, Value>, path: &str) -> Result<Role> {
-    let s = req_str(loc, obj, "role", path)?;
-    Role::parse(s).ok_or_else(|| loc.err(&join(path, "role"), format!("unknown role {s:?}")))
-}
-
-/// OpenAI-style `content`: a string, null (→ `""`) or a list of `{type: "text", text}`
-/// parts (concatenated).
-pub(crate) fn openai_content(loc: &Loc, obj: &Map<String, Value>, path: &str) -> Result<String> {
-    let p = join(path, "content");
-    match get(obj, "content") {
-        None => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Array(parts)) => {
-            let mut text = String::new();
-            for (k, part) in parts.iter().enumerate() {
-                let pp = format!("{p}[{k}]");
-                let part = as_object(loc, part, &pp)?;
-                let ty = req_str(loc, part, "type", &pp)?;
-                if ty != "text" {
-                    return Err(loc.err(&join(&pp, "type"), format!("unsupported content part type {ty:?}")));
-                }
-                text.push_str(req_str(loc, part, "text", &pp)?);
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+            type Value = Object<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
             }
-            Ok(text)
-        }
-        Some(v) => Err(loc.err(&p, format!("expected a string or a list of parts, got {}", kind(v)))),
-    }
-}
-
-/// Arguments of a structured call: a JSON string holding an object (empty string = `{}`),
-/// or an object.
-pub(crate) fn call_arguments(loc: &Loc, v: Option<&Value>, path: &str) -> Result<Value> {
-    let parsed = match v {
-        None => return Ok(Value::Object(Map::new())),
-        Some(Value::String(s)) if s.trim().is_empty() => return Ok(Value::Object(Map::new())),
-        Some(Value::String(s)) => parse_nested(loc, s, path)?,
-        Some(v) => v.clone(),
-    };
-    if !parsed.is_object() {
-        return Err(loc.err(path, format!("expected a JSON object, got {}", kind(&parsed))));
-    }
-    Ok(parsed)
-}
-
-/// OpenAI `tool_calls` (`[{id, type, function: {name, arguments}}]`).
-pub(crate) fn openai_tool_calls(loc: &Loc, obj: &Map<String, Value>, path: &str) -> Result<Vec<ToolCall>> {
-    let Some(v) = get(obj, "tool_calls") else { return Ok(Vec::new()) };
-    let p = join(path, "tool_calls");
-    let calls = v.as_array().ok_or_else(|| loc.err(&p, format!("expected an array, got {}", kind(v))))?;
-    let mut out = Vec::with_capacity(calls.len());
-    for (k, c) in calls.iter().enumerate() {
-        let cp = format!("{p}[{k}]");
-        let c = as_object(loc, c, &cp)?;
-        let id = opt_str(loc, c, "id", &cp)?.map(str::to_string);
-        let fp = join(&cp, "function");
-        let f = as_object(loc, req(loc, c, "function", &cp)?, &fp)?;
-        let name = req_str(loc, f, "name", &fp)?.to_string();
-        let arguments = call_arguments(loc, get(f, "arguments"), &join(&fp, "arguments"))?;
-        out.push(ToolCall { id, name, arguments, from_text: false });
-    }
-    Ok(out)
-}
-
-/// Fill `tool_name` of tool messages from the call their `tool_call_id` answers.
-pub(crate) fn link_tool_names(messages: &mut [Message]) {
-    let mut names: HashMap<String, String> = HashMap::new();
-    for m in messages.iter_mut() {
-        for c in &m.tool_calls {
-            if let Some(id) = &c.id {
-                names.insert(id.clone(), c.name.clone());
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Object)
             }
         }
-        if m.role == Role::Tool
-            && m.tool_name.is_none()
-            && let Some(id) = &m.tool_call_id
-        {
-            m.tool_name = names.get(id).cloned();
+        deserializer.deserialize_map(ObjectVisitor(PhantomData))
+    }
+}
+
+/// Why a value did not read as its serde type: the failing field below the value, in
+/// the source's terms (`messages[5].tool_calls[0].function`; empty for the value
+/// itself), and the reason in JSON's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The field path below the value read.
+    pub path: String,
+    /// serde's reason ("invalid type: integer `5`, expected a string"), or "missing"
+    /// for an absent required field (the field is then the last part of `path`).
+    pub message: String,
+}
+
+impl Refusal {
+    /// The type the field expected, as serde names it (`a string`, `f64`), if said.
+    pub fn expected(&self) -> Option<&str> {
+        self.message.rsplit_once("expected ").map(|(_, e)| e)
+    }
+}
+
+/// `value` (a JSON object) read as `T` through `serde_path_to_error`, so that a refusal
+/// names the field. Errors: a [`Refusal`]; its message says what was expected, in JSON's
+/// words (an array, an object) rather than serde's (a sequence, a map).
+pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, Refusal> {
+    // Fast path: plain serde; only a refused value is read again with path tracking
+    // (which costs on every value), as `crate::ingest::json` does.
+    if let Ok(Object(t)) = Object::<T>::deserialize(value) {
+        return Ok(t);
+    }
+    match serde_path_to_error::deserialize::<_, Object<T>>(value) {
+        Ok(Object(t)) => Ok(t),
+        Err(e) => {
+            let path = e.path().to_string();
+            let mut path = if path == "." { String::new() } else { path };
+            let mut message = json_words(&e.into_inner().to_string());
+            if let Some(field) = message.strip_prefix("missing field `").and_then(|f| f.strip_suffix('`')) {
+                path = join(&path, field);
+                message = "missing".to_string();
+            }
+            Err(Refusal { path, message })
         }
     }
+}
+
+/// serde's names of JSON's kinds in a message replaced by JSON's own.
+fn json_words(message: &str) -> String {
+    message
+        .replace("invalid type: sequence,", "invalid type: array,")
+        .replace("invalid type: map,", "invalid type: object,")
+        .replace("expected a sequence", "expected an array")
+        .replace("expected a map", "expected an object")
+        .replace("expected f64", "expected a number")
 }
 
 /// A whole document, parsed; errors say "not JSON" with serde_json's reason.

@@ -3,9 +3,11 @@
 use std::path::Path;
 
 use anyhow::Result;
+use serde::{Deserialize, Deserializer, de};
 use serde_json::Value;
 
-use super::access::{as_object, call_arguments, get, join, kind, parse_nested, req_array, req_role, req_str};
+use super::access::{Object, from_value, join, parse_nested};
+use super::openai::{NamedCall, call_arguments, role};
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_LLAMAFACTORY, ToolCall, Trajectory};
 
@@ -22,26 +24,7 @@ use crate::sft::schema::{Message, Role, SOURCE_LLAMAFACTORY, ToolCall, Trajector
 ///   no supervision meaning, and reading it as "not set" would train the message;
 /// * `instance_id` = `<file stem>:<row index>` (0-based over non-blank lines).
 pub fn read_llamafactory_jsonl(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
-    super::read_as(&LlamaFactory, path, text)
-}
-
-/// LLaMA-Factory v1 rows ([`read_llamafactory_jsonl`]).
-pub struct LlamaFactory;
-
-impl TrajectoryFormat for LlamaFactory {
-    fn source(&self) -> &'static str {
-        SOURCE_LLAMAFACTORY
-    }
-    fn container(&self) -> Container {
-        Container::Lines
-    }
-    /// Any container whose first record's `messages` use typed parts `[{type, value}]`.
-    fn detect(&self, _container: Container, first: &Value) -> bool {
-        first.get("messages").is_some_and(has_typed_parts)
-    }
-    fn convert(&self, record: &Record) -> Result<Trajectory> {
-        llamafactory_row(record)
-    }
+    super::read_as::<LlamaFactory>(path, text)
 }
 
 /// Whether a `messages` value uses typed parts `[{type, value}]` (LLaMA-Factory v1).
@@ -55,59 +38,94 @@ fn has_typed_parts(messages: &Value) -> bool {
     })
 }
 
-fn llamafactory_row(record: &Record) -> Result<Trajectory> {
-    let loc = record.loc;
-    let row = record.value;
-    let instance_id = format!("{}:{}", record.file_stem(), record.index);
-    let row = as_object(&loc, row, "")?;
-    let tools = match get(row, "tools") {
-        None => None,
-        Some(Value::String(s)) if s.trim().is_empty() => None,
-        Some(Value::String(s)) => Some(parse_nested(&loc, s, "tools")?),
-        Some(v) => Some(v.clone()),
-    };
-    let msgs = req_array(&loc, row, "messages", "")?;
-    let mut messages = Vec::with_capacity(msgs.len());
-    for (i, m) in msgs.iter().enumerate() {
-        let p = format!("messages[{i}]");
-        let m = as_object(&loc, m, &p)?;
-        let role = req_role(&loc, m, &p)?;
-        let mut msg = Message::new(i, role, String::new());
-        let cp = join(&p, "content");
-        let parts = req_array(&loc, m, "content", &p)?;
-        for (k, part) in parts.iter().enumerate() {
-            let pp = format!("{cp}[{k}]");
-            let part = as_object(&loc, part, &pp)?;
-            let ty = req_str(&loc, part, "type", &pp)?;
-            let value = req_str(&loc, part, "value", &pp)?;
-            match ty {
-                "text" => msg.text.push_str(value),
-                "reasoning" => msg.reasoning.get_or_insert_with(String::new).push_str(value),
-                "tool_call" => {
-                    let vp = join(&pp, "value");
-                    let call = parse_nested(&loc, value, &vp)?;
-                    let call = as_object(&loc, &call, &vp)?;
-                    let name = req_str(&loc, call, "name", &vp)?.to_string();
-                    let arguments = call_arguments(&loc, get(call, "arguments"), &join(&vp, "arguments"))?;
-                    msg.tool_calls.push(ToolCall { id: None, name, arguments, from_text: false });
-                }
-                other => return Err(loc.err(&join(&pp, "type"), format!("unsupported part type {other:?}"))),
-            }
+/// One LLaMA-Factory row, the format's record: the fields read
+/// ([`read_llamafactory_jsonl`]).
+#[derive(Deserialize)]
+pub struct LlamaFactory {
+    messages: Vec<Object<LlamaFactoryMessage>>,
+    /// A JSON string (parsed) or the schemas themselves.
+    tools: Option<Value>,
+}
+
+/// One `messages` entry of a [`LlamaFactory`] row.
+#[derive(Deserialize)]
+struct LlamaFactoryMessage {
+    #[serde(deserialize_with = "role")]
+    role: Role,
+    content: Vec<Object<Part>>,
+    loss_weight: Option<f64>,
+}
+
+/// One typed content part.
+#[derive(Deserialize)]
+struct Part {
+    #[serde(rename = "type")]
+    kind: PartKind,
+    value: String,
+}
+
+/// A part's `type`.
+enum PartKind {
+    Text,
+    Reasoning,
+    ToolCall,
+}
+
+impl<'de> Deserialize<'de> for PartKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "text" => Ok(PartKind::Text),
+            "reasoning" => Ok(PartKind::Reasoning),
+            "tool_call" => Ok(PartKind::ToolCall),
+            other => Err(de::Error::custom(format!("unsupported part type {other:?}"))),
         }
-        msg.loss_weight = match get(m, "loss_weight") {
-            // `NaN` / `Infinity` were read as null: never taken for "not set"
-            None => match record.non_finite(&join(&p, "loss_weight"), "a number field") {
-                Some(reason) => return Err(loc.err(&join(&p, "loss_weight"), reason)),
-                None => None,
-            },
-            Some(v) => Some(
-                v.as_f64()
-                    .ok_or_else(|| loc.err(&join(&p, "loss_weight"), format!("expected a number, got {}", kind(v))))?,
-            ),
-        };
-        let weight = msg.loss_weight.unwrap_or(if role == Role::Assistant { 1.0 } else { 0.0 });
-        msg.train = Some(weight > 1e-6);
-        messages.push(msg);
     }
-    Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, repo: None, messages })
+}
+
+impl TrajectoryFormat for LlamaFactory {
+    const CONTAINER: Container = Container::Lines;
+
+    fn convert(self, record: &Record) -> Result<Trajectory> {
+        let loc = record.loc;
+        let tools = match self.tools {
+            Some(Value::String(s)) if s.trim().is_empty() => None,
+            Some(Value::String(s)) => Some(parse_nested(&loc, &s, "tools")?),
+            other => other,
+        };
+        let mut messages = Vec::with_capacity(self.messages.len());
+        for (i, Object(m)) in self.messages.into_iter().enumerate() {
+            let mut msg = Message::new(i, m.role, String::new());
+            for (k, Object(part)) in m.content.into_iter().enumerate() {
+                match part.kind {
+                    PartKind::Text => msg.text.push_str(&part.value),
+                    PartKind::Reasoning => msg.reasoning.get_or_insert_with(String::new).push_str(&part.value),
+                    PartKind::ToolCall => {
+                        let at = format!("messages[{i}].content[{k}].value");
+                        let call: NamedCall = from_value(&parse_nested(&loc, &part.value, &at)?)
+                            .map_err(|r| loc.err(&join(&at, &r.path), r.message))?;
+                        let arguments = call_arguments(&loc, call.arguments.as_ref(), &join(&at, "arguments"))?;
+                        msg.tool_calls.push(ToolCall { id: None, name: call.name, arguments, from_text: false });
+                    }
+                }
+            }
+            // `NaN` / `Infinity` were read as null: never taken for "not set"
+            let at = format!("messages[{i}].loss_weight");
+            if m.loss_weight.is_none()
+                && let Some(reason) = record.non_finite(&at, "a number field")
+            {
+                return Err(loc.err(&at, reason));
+            }
+            msg.loss_weight = m.loss_weight;
+            let weight = msg.loss_weight.unwrap_or(if m.role == Role::Assistant { 1.0 } else { 0.0 });
+            msg.train = Some(weight > 1e-6);
+            messages.push(msg);
+        }
+        let instance_id = format!("{}:{}", record.file_stem(), record.index);
+        Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, repo: None, messages })
+    }
+
+    /// Any container whose first record's `messages` use typed parts `[{type, value}]`.
+    fn detect(_container: Container, first: &Value) -> bool {
+        first.get("messages").is_some_and(has_typed_parts)
+    }
 }

@@ -6,11 +6,11 @@ use std::sync::LazyLock;
 
 use anyhow::Result;
 use regex::Regex;
-use serde_json::{Map, Value};
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
 
-use super::access::{
-    Loc, as_object, get, join, link_tool_names, openai_content, openai_tool_calls, opt_str, req_array, req_role,
-};
+use super::access::Object;
+use super::openai::{Content, ToolCallIn, link_tool_names, parse_role, tool_calls};
 use super::text_calls::{bash_blocks, bash_call, observation_returncode};
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_MINI_SWE_AGENT, Trajectory};
@@ -35,29 +35,7 @@ use crate::sft::schema::{Message, Role, SOURCE_MINI_SWE_AGENT, Trajectory};
 ///
 /// `instance_id` falls back to the file name without `.traj.json` when absent.
 pub fn read_mini_swe_agent(path: &Path, text: &str) -> Result<Trajectory> {
-    Ok(super::read_as(&MiniSweAgent, path, text)?.remove(0))
-}
-
-/// mini-swe-agent `.traj.json` files ([`read_mini_swe_agent`]).
-pub struct MiniSweAgent;
-
-impl TrajectoryFormat for MiniSweAgent {
-    fn source(&self) -> &'static str {
-        SOURCE_MINI_SWE_AGENT
-    }
-    fn container(&self) -> Container {
-        Container::Object
-    }
-    /// A JSON object with `trajectory_format` (any value: [`read_mini_swe_agent`]
-    /// refuses one it does not know), or with `messages` + `info`.
-    fn detect(&self, container: Container, first: &Value) -> bool {
-        container == Container::Object
-            && (first.get("trajectory_format").is_some()
-                || (first.get("messages").is_some() && first.get("info").is_some()))
-    }
-    fn convert(&self, record: &Record) -> Result<Trajectory> {
-        mini_swe_agent_from_value(record.loc, record.value)
-    }
+    Ok(super::read_as::<MiniSweAgent>(path, text)?.remove(0))
 }
 
 /// The `trajectory_format` values [`read_mini_swe_agent`] knows: 1.x files, and 2.x
@@ -69,82 +47,156 @@ pub const MINI_SWE_AGENT_FORMATS: &[&str] = &["mini-swe-agent-1", "mini-swe-agen
 static MSWEA_BLOCK: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"(?s)```mswea_bash_command\s*\n(.*?)\r?\n```").expect("mswea block regex"));
 
-fn mini_swe_agent_from_value(loc: Loc, v: &Value) -> Result<Trajectory> {
-    let path = loc.file;
-    let top = as_object(&loc, v, "")?;
-    let v2 = match opt_str(&loc, top, "trajectory_format", "")? {
-        None | Some("mini-swe-agent-1") => false,
-        Some("mini-swe-agent-1.1") => true,
-        Some(other) => {
-            return Err(loc.err(
-                "trajectory_format",
-                format!("unknown value {other:?} (known: {})", MINI_SWE_AGENT_FORMATS.join(", ")),
-            ));
-        }
-    };
-    let instance_id = match opt_str(&loc, top, "instance_id", "")? {
-        Some(s) => s.to_string(),
-        None => {
-            let name = path.file_name().and_then(|s| s.to_str()).unwrap_or_default();
-            name.strip_suffix(".traj.json").unwrap_or(name).to_string()
-        }
-    };
-    let msgs = req_array(&loc, top, "messages", "")?;
-    let mut messages = Vec::with_capacity(msgs.len());
-    for (i, m) in msgs.iter().enumerate() {
-        let p = format!("messages[{i}]");
-        let m = as_object(&loc, m, &p)?;
-        // 2.x ends with `{"role": "exit", "content": <submission>, "extra": {exit_status,
-        // submission}}`: the harness's record of the exit, never sent to the model.
-        if v2 && get(m, "role").and_then(Value::as_str) == Some("exit") {
-            if i + 1 != msgs.len() {
-                return Err(loc.err(&join(&p, "role"), "an `exit` message before the last message"));
-            }
-            break;
-        }
-        let role = req_role(&loc, m, &p)?;
-        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
-        match role {
-            Role::Assistant if v2 => {
-                // tool-calling models: OpenAI `tool_calls`; text-based models: fenced blocks
-                msg.tool_calls = openai_tool_calls(&loc, m, &p)?;
-                if msg.tool_calls.is_empty() {
-                    msg.tool_calls = MSWEA_BLOCK
-                        .captures_iter(&msg.text)
-                        .map(|c| bash_call(c.get(1).map_or("", |g| g.as_str())))
-                        .collect();
-                }
-                msg.reasoning = mini_reasoning(&loc, m, &p)?;
-            }
-            Role::Assistant => {
-                msg.tool_calls = bash_blocks(&msg.text).into_iter().map(bash_call).collect();
-                msg.reasoning = mini_reasoning(&loc, m, &p)?;
-            }
-            Role::Tool => {
-                msg.tool_call_id = opt_str(&loc, m, "tool_call_id", &p)?.map(str::to_string);
-                msg.returncode = observation_returncode(&msg.text);
-            }
-            Role::User => msg.returncode = observation_returncode(&msg.text),
-            _ => {}
-        }
-        messages.push(msg);
-    }
-    link_tool_names(&mut messages);
-    Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, repo: None, messages })
+/// The format a trajectory declares, read before the rest: a format not known is
+/// refused before its fields are looked at.
+#[derive(Deserialize)]
+struct Header {
+    trajectory_format: Option<String>,
 }
 
-/// `extra.response.choices[0].message.reasoning`; any missing link → `None`.
-fn mini_reasoning(loc: &Loc, m: &Map<String, Value>, path: &str) -> Result<Option<String>> {
-    let msg = get(m, "extra")
-        .and_then(|e| e.get("response"))
-        .and_then(|r| r.get("choices"))
-        .and_then(|c| c.get(0))
-        .and_then(|c| c.get("message"))
-        .and_then(Value::as_object);
-    match msg {
-        None => Ok(None),
-        Some(o) => {
-            Ok(opt_str(loc, o, "reasoning", &join(path, "extra.response.choices[0].message"))?.map(str::to_string))
+/// One mini-swe-agent `.traj.json` file, the format's record: the fields read
+/// ([`read_mini_swe_agent`]).
+#[derive(Deserialize)]
+pub struct MiniSweAgent {
+    instance_id: Option<String>,
+    messages: Vec<Object<TrajMessage>>,
+    /// One of [`MINI_SWE_AGENT_FORMATS`] (checked first), or absent (1.x).
+    trajectory_format: Option<String>,
+}
+
+/// One `messages` entry.
+#[derive(Deserialize)]
+struct TrajMessage {
+    role: TrajRole,
+    #[serde(default)]
+    content: Content,
+    /// 2.x, tool-calling models (assistant messages).
+    tool_calls: Option<Vec<Object<ToolCallIn>>>,
+    /// 2.x, tool messages.
+    tool_call_id: Option<String>,
+    extra: Option<Object<Extra>>,
+}
+
+/// A message's `role`: a chat role, or 2.x's closing `exit`.
+enum TrajRole {
+    Chat(Role),
+    Exit,
+}
+
+impl<'de> Deserialize<'de> for TrajRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match String::deserialize(deserializer)?.as_str() {
+            "exit" => Ok(TrajRole::Exit),
+            other => parse_role(other).map(TrajRole::Chat),
         }
+    }
+}
+
+/// `extra`: the model's response as the harness kept it; only
+/// `response.choices[0].message.reasoning` is read (a link absent or null: no
+/// reasoning).
+#[derive(Deserialize)]
+struct Extra {
+    response: Option<Object<Response>>,
+}
+
+/// `extra.response` (a chat completion).
+#[derive(Deserialize)]
+struct Response {
+    choices: Option<Vec<Object<Choice>>>,
+}
+
+/// `extra.response.choices[k]`.
+#[derive(Deserialize)]
+struct Choice {
+    message: Option<Object<ChoiceMessage>>,
+}
+
+/// `extra.response.choices[k].message`.
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    reasoning: Option<String>,
+}
+
+impl Extra {
+    /// `response.choices[0].message.reasoning`.
+    fn reasoning(self) -> Option<String> {
+        let Object(response) = self.response?;
+        let Object(choice) = response.choices?.into_iter().next()?;
+        choice.message?.0.reasoning
+    }
+}
+
+impl TrajectoryFormat for MiniSweAgent {
+    const CONTAINER: Container = Container::Object;
+
+    /// A `trajectory_format` of [`MINI_SWE_AGENT_FORMATS`], or none.
+    fn precheck(record: &Record) -> Result<()> {
+        match record.deserialize::<Header>()?.trajectory_format {
+            Some(f) if !MINI_SWE_AGENT_FORMATS.contains(&f.as_str()) => Err(record.loc.err(
+                "trajectory_format",
+                format!("unknown value {f:?} (known: {})", MINI_SWE_AGENT_FORMATS.join(", ")),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn convert(self, record: &Record) -> Result<Trajectory> {
+        let loc = record.loc;
+        let v2 = self.trajectory_format.as_deref() == Some("mini-swe-agent-1.1");
+        let count = self.messages.len();
+        let mut messages = Vec::with_capacity(count);
+        for (i, Object(m)) in self.messages.into_iter().enumerate() {
+            let role = match m.role {
+                TrajRole::Chat(role) => role,
+                // 2.x ends with `{"role": "exit", "content": <submission>, "extra":
+                // {exit_status, submission}}`: the harness's record of the exit, never
+                // sent to the model.
+                TrajRole::Exit if v2 && i + 1 == count => break,
+                TrajRole::Exit if v2 => {
+                    return Err(loc.err(&format!("messages[{i}].role"), "an `exit` message before the last message"));
+                }
+                TrajRole::Exit => return Err(loc.err(&format!("messages[{i}].role"), "unknown role \"exit\"")),
+            };
+            let mut msg = Message::new(i, role, m.content.0);
+            match role {
+                Role::Assistant if v2 => {
+                    // tool-calling models: OpenAI `tool_calls`; text-based models: fenced blocks
+                    msg.tool_calls = tool_calls(&loc, m.tool_calls, &format!("messages[{i}]"))?;
+                    if msg.tool_calls.is_empty() {
+                        msg.tool_calls = MSWEA_BLOCK
+                            .captures_iter(&msg.text)
+                            .map(|c| bash_call(c.get(1).map_or("", |g| g.as_str())))
+                            .collect();
+                    }
+                    msg.reasoning = m.extra.and_then(|Object(e)| e.reasoning());
+                }
+                Role::Assistant => {
+                    msg.tool_calls = bash_blocks(&msg.text).into_iter().map(bash_call).collect();
+                    msg.reasoning = m.extra.and_then(|Object(e)| e.reasoning());
+                }
+                Role::Tool => {
+                    msg.tool_call_id = m.tool_call_id;
+                    msg.returncode = observation_returncode(&msg.text);
+                }
+                Role::User => msg.returncode = observation_returncode(&msg.text),
+                _ => {}
+            }
+            messages.push(msg);
+        }
+        link_tool_names(&mut messages);
+        let instance_id = self.instance_id.unwrap_or_else(|| {
+            let name = loc.file.file_name().and_then(|s| s.to_str()).unwrap_or_default();
+            name.strip_suffix(".traj.json").unwrap_or(name).to_string()
+        });
+        Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, repo: None, messages })
+    }
+
+    /// A JSON object with `trajectory_format` (any value: [`read_mini_swe_agent`]
+    /// refuses one it does not know), or with `messages` + `info`.
+    fn detect(container: Container, first: &Value) -> bool {
+        container == Container::Object
+            && (first.get("trajectory_format").is_some()
+                || (first.get("messages").is_some() && first.get("info").is_some()))
     }
 }

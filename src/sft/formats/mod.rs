@@ -9,20 +9,25 @@
 //!    before parsing, [`crate::ingest::anomaly::scan`] rewrites what Python's
 //!    `json.dumps` writes and serde_json refuses (lone surrogate escapes, `NaN`), and
 //!    the anomalies found are recorded for the load;
-//! 2. each record is given to a [`TrajectoryFormat`]: [`TrajectoryFormat::detect`] says
-//!    from the container and the first record whether the format reads the file, and
-//!    [`TrajectoryFormat::convert`] turns one record into the common message schema
+//! 2. each record is given to a [`TrajectoryFormat`], the serde struct of the fields the
+//!    format reads: [`TrajectoryFormat::detect`] says from the container and the first
+//!    record whether the format reads the file, [`Record::deserialize`] reads the record
+//!    into the struct (`serde_path_to_error` names a failing field in the source's terms)
+//!    and [`TrajectoryFormat::convert`] turns it into the common message schema
 //!    ([`crate::sft::schema`]).
 //!
 //! One file per format: [`mini_swe_agent`], [`swe_agent`], [`openhands`], [`nebius`],
 //! [`swe_smith`], [`llamafactory`]; [`FORMATS`] lists them in detection order. Shared
-//! pieces: [`access`] (field access naming the field, OpenAI message parts) and
-//! [`text_calls`] (tool calls written in message text).
+//! pieces: [`access`] (error locations, JSON objects only, nested JSON texts),
+//! [`openai`] (OpenAI message parts as serde types: role, content, tool calls and their
+//! arguments, a whole OpenHands / SWE-agent chat message) and [`text_calls`] (tool calls
+//! written in message text).
 
 pub mod access;
 pub mod llamafactory;
 pub mod mini_swe_agent;
 pub mod nebius;
+pub mod openai;
 pub mod openhands;
 pub mod swe_agent;
 pub mod swe_smith;
@@ -31,9 +36,10 @@ pub mod text_calls;
 use std::path::Path;
 
 use anyhow::{Result, bail};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use self::access::{Loc, array_values, kind, parse_json_file, rows_of};
+use self::access::{Loc, array_values, from_value, kind, parse_json_file, rows_of};
 use crate::ingest::anomaly::{self, Anomaly, Recorded};
 use crate::sft::schema::Trajectory;
 
@@ -76,6 +82,18 @@ impl Record<'_> {
         anomaly::non_finite_at(self.anomalies, document, &full, expected)
     }
 
+    /// The record read as `T`, a serde struct of the fields the format uses (see
+    /// [`access::from_value`]). Errors name the file, the row's line and the field in
+    /// the source's terms (`[3].messages[5].role`) with what was expected; a field that
+    /// needs a value and held `NaN` / `Infinity` (read as null) is refused with that
+    /// reason ("NaN in a field that expects a string").
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T> {
+        from_value(self.value).map_err(|refusal| {
+            let non_finite = refusal.expected().and_then(|e| self.non_finite(&refusal.path, &anomaly::field_words(e)));
+            self.loc.err(&refusal.path, non_finite.unwrap_or(refusal.message))
+        })
+    }
+
     /// The file name without its extension (`a.b.jsonl` → `a.b`), for ids of formats
     /// that name none.
     pub fn file_stem(&self) -> String {
@@ -83,29 +101,67 @@ impl Record<'_> {
     }
 }
 
-/// A trajectory format: how its files are recognized and how one record becomes a
-/// [`Trajectory`].
-pub trait TrajectoryFormat: Sync {
-    /// The `source` stored for its trajectories (one of the `SOURCE_*` constants).
-    fn source(&self) -> &'static str;
+/// A trajectory format, implemented by the serde struct of its record (the fields the
+/// format reads): how its files are recognized and how one record, read, becomes a
+/// [`Trajectory`]. [`Format::of`] puts a format in a list ([`FORMATS`]).
+pub trait TrajectoryFormat: DeserializeOwned {
     /// The container its own reader expects (detection may accept others).
-    fn container(&self) -> Container;
+    const CONTAINER: Container;
     /// Whether the format reads a file laid out as `container` whose first record is
     /// `first` (a JSON object for the formats here).
-    fn detect(&self, container: Container, first: &Value) -> bool;
-    /// One record as a trajectory. Errors name the file, the row's line and the field
-    /// (an [`InputError`](crate::ingest::InputError)).
-    fn convert(&self, record: &Record) -> Result<Trajectory>;
+    fn detect(container: Container, first: &Value) -> bool;
+    /// What must hold of a record before its fields are read (mini-swe-agent: a
+    /// `trajectory_format` it knows); by default nothing. Errors as [`Record::deserialize`].
+    fn precheck(_record: &Record) -> Result<()> {
+        Ok(())
+    }
+    /// The record, read by [`Record::deserialize`], as a trajectory (its `source` one of
+    /// the `SOURCE_*` constants); `record` locates it.
+    /// Errors name the file, the row's line and the field (an
+    /// [`InputError`](crate::ingest::InputError)).
+    fn convert(self, record: &Record) -> Result<Trajectory>;
+}
+
+/// A [`TrajectoryFormat`] as a value, so that formats can be listed and tried in turn.
+#[derive(Clone, Copy)]
+pub struct Format {
+    /// [`TrajectoryFormat::CONTAINER`].
+    pub container: Container,
+    detect: fn(Container, &Value) -> bool,
+    convert: fn(&Record) -> Result<Trajectory>,
+}
+
+impl Format {
+    /// The format whose record is `F`.
+    pub const fn of<F: TrajectoryFormat>() -> Format {
+        Format { container: F::CONTAINER, detect: F::detect, convert: read_record::<F> }
+    }
+
+    /// [`TrajectoryFormat::detect`].
+    pub fn detect(&self, container: Container, first: &Value) -> bool {
+        (self.detect)(container, first)
+    }
+
+    /// One record as a trajectory: [`TrajectoryFormat::precheck`], the record read as
+    /// `F`, then [`TrajectoryFormat::convert`].
+    pub fn convert(&self, record: &Record) -> Result<Trajectory> {
+        (self.convert)(record)
+    }
+}
+
+fn read_record<F: TrajectoryFormat>(record: &Record) -> Result<Trajectory> {
+    F::precheck(record)?;
+    record.deserialize::<F>()?.convert(record)
 }
 
 /// Every format, in the order [`detect_and_read`] tries them.
-pub static FORMATS: &[&dyn TrajectoryFormat] = &[
-    &mini_swe_agent::MiniSweAgent,
-    &swe_agent::SweAgent,
-    &nebius::Nebius,
-    &llamafactory::LlamaFactory,
-    &openhands::OpenHands,
-    &swe_smith::SweSmith,
+pub static FORMATS: &[Format] = &[
+    Format::of::<mini_swe_agent::MiniSweAgent>(),
+    Format::of::<swe_agent::SweAgent>(),
+    Format::of::<nebius::Nebius>(),
+    Format::of::<llamafactory::LlamaFactory>(),
+    Format::of::<openhands::OpenHands>(),
+    Format::of::<swe_smith::SweSmith>(),
 ];
 
 /// The records of a container.
@@ -122,12 +178,7 @@ fn lines(text: &str) -> Vec<(u64, &str)> {
 }
 
 /// Converts every record with `format`, then records the text's anomalies for the load.
-fn convert_all(
-    format: &dyn TrajectoryFormat,
-    path: &Path,
-    records: &Records,
-    anomalies: &[Anomaly],
-) -> Result<Vec<Trajectory>> {
+fn convert_all(format: &Format, path: &Path, records: &Records, anomalies: &[Anomaly]) -> Result<Vec<Trajectory>> {
     let file = Loc::file(path);
     let out = match records {
         Records::Object(v) => {
@@ -177,13 +228,14 @@ fn convert_all(
     Ok(out)
 }
 
-/// Reads `text` as `format`'s own container ([`TrajectoryFormat::container`]) and
-/// converts every record: the entry of the per-format `read_*` functions.
-pub(crate) fn read_as(format: &dyn TrajectoryFormat, path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+/// Reads `text` as `F`'s own container ([`TrajectoryFormat::CONTAINER`]) and
+/// converts every record: the entry of the per-format `read_*` functions, `F` the format.
+pub(crate) fn read_as<F: TrajectoryFormat>(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
+    let format = &Format::of::<F>();
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let scanned = anomaly::scan(text);
     let text = &*scanned.text;
-    let records = match format.container() {
+    let records = match format.container {
         Container::Object => Records::Object(parse_json_file(path, text)?),
         Container::Array => {
             if !text.trim_start_matches([' ', '\t', '\r', '\n']).starts_with('[') {
@@ -225,8 +277,8 @@ fn why_not_object(v: &Value) -> String {
 }
 
 /// The first format of [`FORMATS`] that reads `container` starting with `first`.
-fn detect(container: Container, first: &Value) -> Option<&'static dyn TrajectoryFormat> {
-    FORMATS.iter().copied().find(|f| f.detect(container, first))
+fn detect(container: Container, first: &Value) -> Option<&'static Format> {
+    FORMATS.iter().find(|f| f.detect(container, first))
 }
 
 /// Read any of the six formats, chosen from the content by [`FORMATS`] in order:
@@ -254,7 +306,7 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => match detect(Container::Object, &v) {
             // a row format given one object: the object is one JSON line
-            Some(f) if f.container() != Container::Object => {
+            Some(f) if f.container != Container::Object => {
                 convert_all(f, path, &Records::Lines(lines(text)), anomalies)
             }
             Some(f) => convert_all(f, path, &Records::Object(v), anomalies),

@@ -3,9 +3,11 @@
 use std::path::Path;
 
 use anyhow::Result;
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::access::{Loc, as_object, opt_bool, opt_str, req_array, req_role, req_str};
+use super::access::Object;
+use super::openai::role;
 use super::text_calls::{swe_agent_command_call, swe_agent_text_action};
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_NEBIUS, Trajectory};
@@ -21,50 +23,57 @@ use crate::sft::schema::{Message, Role, SOURCE_NEBIUS, Trajectory};
 ///   one and it is not blank it becomes one text-style call named after its first word
 ///   ([`swe_agent_command_call`]). Messages without such a block get no call.
 pub fn read_nebius_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
-    super::read_as(&Nebius, path, text)
+    super::read_as::<Nebius>(path, text)
 }
 
-/// Rows of this format (see the reader above).
-pub struct Nebius;
+/// One `trajectory` entry of a [`Nebius`] row.
+#[derive(Deserialize)]
+struct Step {
+    /// `true`: the dataset trains on the message.
+    mask: Option<bool>,
+    #[serde(deserialize_with = "role")]
+    role: Role,
+    /// Read when `text` is empty on the system row.
+    system_prompt: Option<String>,
+    text: Option<String>,
+}
+
+/// One nebius row, the format's record: the fields read, in the files' order
+/// ([`read_nebius_rows`]).
+#[derive(Deserialize)]
+pub struct Nebius {
+    instance_id: String,
+    /// The evaluator's verdict (`resolved`).
+    target: Option<bool>,
+    trajectory: Vec<Object<Step>>,
+    /// `owner/name`, as SWE-bench task rows carry it.
+    repo: Option<String>,
+}
 
 impl TrajectoryFormat for Nebius {
-    fn source(&self) -> &'static str {
-        SOURCE_NEBIUS
+    const CONTAINER: Container = Container::Array;
+
+    fn convert(self, _record: &Record) -> Result<Trajectory> {
+        let messages = self.trajectory.into_iter().enumerate().map(|(i, Object(step))| {
+            let mut text = step.text.unwrap_or_default();
+            if step.role == Role::System && text.is_empty() {
+                text = step.system_prompt.unwrap_or_default();
+            }
+            let mut msg = Message::new(i, step.role, text);
+            msg.mask = step.mask;
+            msg.train = step.mask;
+            if step.role == Role::Assistant {
+                msg.tool_calls.extend(swe_agent_text_action(&msg.text).and_then(swe_agent_command_call));
+            }
+            msg
+        });
+        let messages = messages.collect();
+        let Nebius { instance_id, target, repo, .. } = self;
+        Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved: target, tools: None, repo, messages })
     }
-    fn container(&self) -> Container {
-        Container::Array
-    }
+
     /// A first row with `trajectory`.
-    fn detect(&self, container: Container, first: &Value) -> bool {
+    fn detect(container: Container, first: &Value) -> bool {
         container == Container::Array && first.get("trajectory").is_some()
     }
-    fn convert(&self, record: &Record) -> Result<Trajectory> {
-        nebius_row(record.loc, record.value)
-    }
-}
-
-fn nebius_row(loc: Loc, row: &Value) -> Result<Trajectory> {
-    let row = as_object(&loc, row, "")?;
-    let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
-    let repo = opt_str(&loc, row, "repo", "")?.map(str::to_string);
-    let resolved = opt_bool(&loc, row, "target", "")?;
-    let steps = req_array(&loc, row, "trajectory", "")?;
-    let mut messages = Vec::with_capacity(steps.len());
-    for (i, m) in steps.iter().enumerate() {
-        let p = format!("trajectory[{i}]");
-        let m = as_object(&loc, m, &p)?;
-        let role = req_role(&loc, m, &p)?;
-        let mut text = opt_str(&loc, m, "text", &p)?.unwrap_or_default().to_string();
-        if role == Role::System && text.is_empty() {
-            text = opt_str(&loc, m, "system_prompt", &p)?.unwrap_or_default().to_string();
-        }
-        let mut msg = Message::new(i, role, text);
-        msg.mask = opt_bool(&loc, m, "mask", &p)?;
-        msg.train = msg.mask;
-        if role == Role::Assistant {
-            msg.tool_calls.extend(swe_agent_text_action(&msg.text).and_then(swe_agent_command_call));
-        }
-        messages.push(msg);
-    }
-    Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved, tools: None, repo, messages })
 }

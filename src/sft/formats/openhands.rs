@@ -3,35 +3,46 @@
 use std::path::Path;
 
 use anyhow::Result;
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::access::{
-    Loc, as_object, get, link_tool_names, openai_content, openai_tool_calls, opt_bool, opt_str, req_array, req_role,
-    req_str,
-};
+use super::access::Object;
+use super::openai::{ChatMessage, chat_messages};
 use super::{Container, Record, TrajectoryFormat};
-use crate::sft::schema::{Message, Role, SOURCE_OPENHANDS, Trajectory};
+use crate::sft::schema::{SOURCE_OPENHANDS, Trajectory};
 
 /// Read OpenHands rows (a JSON array; SWE-Gym/OpenHands-Sampled-Trajectories as
 /// extracted by ADP): row {`instance_id`, `resolved`, `tools`, `messages`}, messages in
 /// OpenAI form {`role`, `content` (string/null/parts), `tool_calls`, `tool_call_id`,
 /// `name`}. `arguments` JSON strings are parsed (must be objects; `""` = `{}`).
 pub fn read_openhands_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
-    super::read_as(&OpenHands, path, text)
+    super::read_as::<OpenHands>(path, text)
 }
 
-/// Rows of this format (see the reader above).
-pub struct OpenHands;
+/// One OpenHands row, the format's record: the fields read, in the files' order
+/// ([`read_openhands_rows`]).
+#[derive(Deserialize)]
+pub struct OpenHands {
+    instance_id: String,
+    resolved: Option<bool>,
+    messages: Vec<Object<ChatMessage>>,
+    /// OpenAI tool schemas, kept as given.
+    tools: Option<Value>,
+    /// `owner/name`, as SWE-bench task rows carry it.
+    repo: Option<String>,
+}
 
 impl TrajectoryFormat for OpenHands {
-    fn source(&self) -> &'static str {
-        SOURCE_OPENHANDS
+    const CONTAINER: Container = Container::Array;
+
+    fn convert(self, record: &Record) -> Result<Trajectory> {
+        let messages = chat_messages(&record.loc, "messages", self.messages)?;
+        let OpenHands { instance_id, resolved, tools, repo, .. } = self;
+        Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages })
     }
-    fn container(&self) -> Container {
-        Container::Array
-    }
+
     /// A first row with `tools`, or with a message whose `tool_calls` is not null.
-    fn detect(&self, container: Container, first: &Value) -> bool {
+    fn detect(container: Container, first: &Value) -> bool {
         container == Container::Array
             && (first.get("tools").is_some()
                 || first
@@ -39,31 +50,4 @@ impl TrajectoryFormat for OpenHands {
                     .and_then(Value::as_array)
                     .is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null()))))
     }
-    fn convert(&self, record: &Record) -> Result<Trajectory> {
-        openhands_row(record.loc, record.value)
-    }
-}
-
-fn openhands_row(loc: Loc, row: &Value) -> Result<Trajectory> {
-    let row = as_object(&loc, row, "")?;
-    let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
-    let repo = opt_str(&loc, row, "repo", "")?.map(str::to_string);
-    let resolved = opt_bool(&loc, row, "resolved", "")?;
-    let tools = get(row, "tools").cloned();
-    let msgs = req_array(&loc, row, "messages", "")?;
-    let mut messages = Vec::with_capacity(msgs.len());
-    for (i, m) in msgs.iter().enumerate() {
-        let p = format!("messages[{i}]");
-        let m = as_object(&loc, m, &p)?;
-        let role = req_role(&loc, m, &p)?;
-        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
-        msg.tool_calls = openai_tool_calls(&loc, m, &p)?;
-        msg.tool_call_id = opt_str(&loc, m, "tool_call_id", &p)?.map(str::to_string);
-        if role == Role::Tool {
-            msg.tool_name = opt_str(&loc, m, "name", &p)?.map(str::to_string);
-        }
-        messages.push(msg);
-    }
-    link_tool_names(&mut messages);
-    Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages })
 }

@@ -3,9 +3,11 @@
 use std::path::Path;
 
 use anyhow::Result;
+use serde::Deserialize;
 use serde_json::Value;
 
-use super::access::{Loc, as_object, openai_content, opt_bool, opt_str, req_array, req_role, req_str};
+use super::access::Object;
+use super::openai::{Content, role};
 use super::text_calls::xml_function_calls;
 use super::{Container, Record, TrajectoryFormat};
 use crate::sft::schema::{Message, Role, SOURCE_SWE_SMITH, Trajectory};
@@ -14,21 +16,47 @@ use crate::sft::schema::{Message, Role, SOURCE_SWE_SMITH, Trajectory};
 /// `resolved`, `messages` [{`role`, `content`}]}. Assistant tool calls are parsed from
 /// the XML-style text ([`xml_function_calls`]).
 pub fn read_swe_smith_rows(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
-    super::read_as(&SweSmith, path, text)
+    super::read_as::<SweSmith>(path, text)
 }
 
-/// Rows of this format (see the reader above).
-pub struct SweSmith;
+/// One message of a [`SweSmith`] row: its calls are in the text.
+#[derive(Deserialize)]
+struct SweSmithMessage {
+    #[serde(deserialize_with = "role")]
+    role: Role,
+    #[serde(default)]
+    content: Content,
+}
+
+/// One swe-smith row, the format's record: the fields read, in the files' order
+/// ([`read_swe_smith_rows`]).
+#[derive(Deserialize)]
+pub struct SweSmith {
+    messages: Vec<Object<SweSmithMessage>>,
+    instance_id: String,
+    resolved: Option<bool>,
+    /// `owner/name`, as SWE-bench task rows carry it.
+    repo: Option<String>,
+}
 
 impl TrajectoryFormat for SweSmith {
-    fn source(&self) -> &'static str {
-        SOURCE_SWE_SMITH
+    const CONTAINER: Container = Container::Array;
+
+    fn convert(self, _record: &Record) -> Result<Trajectory> {
+        let messages = self.messages.into_iter().enumerate().map(|(i, Object(m))| {
+            let mut msg = Message::new(i, m.role, m.content.0);
+            if m.role == Role::Assistant {
+                msg.tool_calls = xml_function_calls(&msg.text);
+            }
+            msg
+        });
+        let messages = messages.collect();
+        let SweSmith { instance_id, resolved, repo, .. } = self;
+        Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, repo, messages })
     }
-    fn container(&self) -> Container {
-        Container::Array
-    }
+
     /// A first row with `traj_id`, or with an assistant message whose text holds `<function=`.
-    fn detect(&self, container: Container, first: &Value) -> bool {
+    fn detect(container: Container, first: &Value) -> bool {
         container == Container::Array
             && (first.get("traj_id").is_some()
                 || first.get("messages").and_then(Value::as_array).is_some_and(|ms| {
@@ -38,27 +66,4 @@ impl TrajectoryFormat for SweSmith {
                     })
                 }))
     }
-    fn convert(&self, record: &Record) -> Result<Trajectory> {
-        swe_smith_row(record.loc, record.value)
-    }
-}
-
-fn swe_smith_row(loc: Loc, row: &Value) -> Result<Trajectory> {
-    let row = as_object(&loc, row, "")?;
-    let instance_id = req_str(&loc, row, "instance_id", "")?.to_string();
-    let repo = opt_str(&loc, row, "repo", "")?.map(str::to_string);
-    let resolved = opt_bool(&loc, row, "resolved", "")?;
-    let msgs = req_array(&loc, row, "messages", "")?;
-    let mut messages = Vec::with_capacity(msgs.len());
-    for (i, m) in msgs.iter().enumerate() {
-        let p = format!("messages[{i}]");
-        let m = as_object(&loc, m, &p)?;
-        let role = req_role(&loc, m, &p)?;
-        let mut msg = Message::new(i, role, openai_content(&loc, m, &p)?);
-        if role == Role::Assistant {
-            msg.tool_calls = xml_function_calls(&msg.text);
-        }
-        messages.push(msg);
-    }
-    Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, repo, messages })
 }

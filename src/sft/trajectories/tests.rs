@@ -636,7 +636,10 @@ fn errors_name_file_row_and_field() {
         r#"[{"instance_id": "a", "target": true, "trajectory": [{"role": "ai", "text": 5}]}]"#,
     );
     let e = read_nebius_rows(&p).unwrap_err().to_string();
-    assert_eq!(e, format!("{}:1: field `[0].trajectory[0].text`: expected a string, got a number", p.display()));
+    assert_eq!(
+        e,
+        format!("{}:1: field `[0].trajectory[0].text`: invalid type: integer `5`, expected a string", p.display())
+    );
     let p = temp_file("smith_bad.json", r#"[{"resolved": true, "messages": []}]"#);
     let e = read_swe_smith_rows(&p).unwrap_err().to_string();
     assert_eq!(e, format!("{}:1: field `[0].instance_id`: missing", p.display()));
@@ -644,11 +647,17 @@ fn errors_name_file_row_and_field() {
     let e = read_mini_swe_agent(&p).unwrap_err().to_string();
     assert_eq!(
         e,
-        format!("{}: field `messages[0].content`: expected a string or a list of parts, got a number", p.display())
+        format!(
+            "{}: field `messages[0].content`: invalid type: integer `3`, expected a string or a list of parts",
+            p.display()
+        )
     );
     let p = temp_file("h.traj", r#"{"history": [{"role": "tool", "content": "x", "tool_call_ids": [1]}]}"#);
     let e = read_swe_agent_traj(&p).unwrap_err().to_string();
-    assert_eq!(e, format!("{}: field `history[0].tool_call_ids[0]`: expected a string, got a number", p.display()));
+    assert_eq!(
+        e,
+        format!("{}: field `history[0].tool_call_ids[0]`: invalid type: integer `1`, expected a string", p.display())
+    );
     let e = read_nebius_rows(Path::new("/nonexistent/file.json")).unwrap_err();
     assert!(format!("{e:#}").starts_with("/nonexistent/file.json: cannot read"), "{e:#}");
 }
@@ -665,6 +674,65 @@ fn array_row_errors_name_their_line() {
     // and a byte-order mark in front changes nothing
     let e = super::detect_and_read(Path::new("rows.json"), &format!("\u{feff}{text}")).unwrap_err().to_string();
     assert!(e.starts_with("rows.json:4: "), "{e}");
+}
+
+#[test]
+fn typed_records_refuse_arrays_for_objects_and_name_the_field() {
+    let tool_call = |value: &str| {
+        format!(
+            r#"{{"messages": [{{"role": "assistant", "content": [{{"type": "tool_call", "value": {value:?}}}]}}]}}"#
+        )
+    };
+    type Reader = fn(&Path) -> Result<Vec<Trajectory>>;
+    let cases: &[(Reader, &str, String, &str)] = &[
+        // a message written as an array is refused, never mapped onto the fields by position
+        (
+            read_openhands_rows,
+            "oh_array_message.json",
+            r#"[{"instance_id": "a", "messages": [["user", "x"]]}]"#.into(),
+            "[0].messages[0]`: invalid type: array, expected an object",
+        ),
+        // a required field missing deep inside: named in the path, in the source's terms
+        (
+            read_openhands_rows,
+            "oh_no_name.json",
+            r#"[{"instance_id": "a", "messages": [{"role": "assistant", "tool_calls": [{"function": {}}]}]}]"#.into(),
+            "[0].messages[0].tool_calls[0].function.name`: missing",
+        ),
+        // NaN where a string is needed is refused as such (it reads as null)
+        (
+            read_openhands_rows,
+            "oh_nan_id.json",
+            r#"[{"instance_id": NaN, "messages": []}]"#.into(),
+            "[0].instance_id`: NaN in a field that expects a string (Python's json.dumps writes it for a float it \
+             cannot represent; this field needs a finite value)",
+        ),
+        // a loss weight that is not a number, in JSON's words
+        (
+            read_llamafactory_jsonl,
+            "lf_weight.jsonl",
+            r#"{"messages": [{"role": "user", "content": [], "loss_weight": "x"}]}"#.into(),
+            "[0].messages[0].loss_weight`: invalid type: string \"x\", expected a number",
+        ),
+        // a tool_call part whose value is a JSON array, and one without a name
+        (
+            read_llamafactory_jsonl,
+            "lf_call_array.jsonl",
+            tool_call("[1]"),
+            "[0].messages[0].content[0].value`: invalid type: array, expected an object",
+        ),
+        (
+            read_llamafactory_jsonl,
+            "lf_call_nameless.jsonl",
+            tool_call(r#"{"arguments": {}}"#),
+            "[0].messages[0].content[0].value.name`: missing",
+        ),
+    ];
+    for (read, name, text, expected) in cases {
+        let p = temp_file(name, text);
+        let e = read(&p).unwrap_err().to_string();
+        assert_eq!(e, format!("{}:1: field `{expected}", p.display()));
+    }
 }
 
 // ---------------------------------------------------------------- parsers
