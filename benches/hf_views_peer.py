@@ -10,7 +10,12 @@ role and content; an assistant message also gets `reasoning_content` =
 `extra.response.choices[0].message.reasoning`, stripped ("" when absent). Writes one line
 per trajectory ({instance_id, input_ids, assistant_masks}) and prints
 `load_seconds=` (import + tokenizer), `render_seconds=` (apply_chat_template calls only),
-`tokens=` on the last line.
+`tokenize_seconds=` and `tokens=` on the last line.
+
+`tokenize_seconds` is the tokenization floor: the same conversations rendered to text
+(untimed), then only the Rust `tokenizers` encoding of each whole text with offsets
+(`tok._tokenizer.encode(text, add_special_tokens=False)`), one core. Every renderer that
+tokenizes with `tokenizers` — Hugging Face's and sphragis's — spends at least this much CPU.
 """
 import json, os, sys, time
 
@@ -46,4 +51,11 @@ with open(out_path, "w") as out:
         tokens += len(r["input_ids"])
         out.write(json.dumps({"instance_id": instance_id, "input_ids": list(r["input_ids"]),
                               "assistant_masks": list(r["assistant_masks"])}) + "\n")
-print(f"load_seconds={load_seconds:.3f} render_seconds={render_seconds:.3f} tokens={tokens}")
+tokenize_seconds = 0.0
+for _, msgs in conversations:
+    text = tok.apply_chat_template(msgs, chat_template=template, tokenize=False, add_generation_prompt=False)
+    t1 = time.perf_counter()
+    tok._tokenizer.encode(text, add_special_tokens=False)
+    tokenize_seconds += time.perf_counter() - t1
+print(f"load_seconds={load_seconds:.3f} render_seconds={render_seconds:.3f} "
+      f"tokenize_seconds={tokenize_seconds:.3f} tokens={tokens}")

@@ -102,6 +102,11 @@ def bench(args, work):
     if peer:
         print(f"  hugging face, its own timings: load (import + tokenizer) {float(peer['load_seconds']):.2f} s, "
               f"apply_chat_template calls {float(peer['render_seconds']):.2f} s")
+        floor = float(peer["tokenize_seconds"])
+        cores = len(os.sched_getaffinity(0))
+        print(f"  tokenization floor: `tokenizers` encoding the {len(trajs)} rendered texts alone, one core: "
+              f"{floor:.2f} s, so on {cores} cores no renderer built on `tokenizers` goes below "
+              f"{floor / cores:.2f} s wall")
     if builds and peer:
         best = min(builds, key=lambda r: r[1])
         hf_wall = next(r[1] for r in rows if r[0].startswith("hugging face"))
@@ -109,6 +114,8 @@ def bench(args, work):
         print(f"    {'HF apply_chat_template calls (in-process) / sphragis build (process wall)':<78}"
               f"{float(peer['render_seconds']) / best[1]:>6.2f}")
         print(f"    {'HF peer process (wall) / sphragis build (process wall)':<78}{hf_wall / best[1]:>6.2f}")
+        print(f"    {'   the same ratio for a build that did nothing but tokenize, on every core':<78}"
+              f"{hf_wall / (floor / cores):>6.2f}")
         hf_cpu = next(r[2] for r in rows if r[0].startswith("hugging face"))
         print(f"    {'HF peer process (CPU s) / sphragis build (CPU s; less sensitive to a busy machine)':<78}"
               f"{hf_cpu / best[2]:>6.2f}")
