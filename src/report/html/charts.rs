@@ -256,7 +256,7 @@ fn truncation(t: &ReportTable) -> Result<String> {
         points.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     let sides: BTreeSet<String> = t.rows.iter().map(|row| text(&row[side])).collect();
-    Ok(draw_lines(&Lines {
+    draw_lines(&Lines {
         title: format!(
             "Truncation: share of each pool's supervised tokens lost ({} truncation)",
             sides.into_iter().collect::<Vec<_>>().join(", ")
@@ -266,7 +266,7 @@ fn truncation(t: &ReportTable) -> Result<String> {
         series: series.into_iter().collect(),
         vlines: vec![],
         y_max: Some(1.0),
-    })?)
+    })
 }
 
 /// The context-length histogram: per-instance lengths from `sft_instances_v1.tokens` (the
