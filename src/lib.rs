@@ -49,8 +49,9 @@
 //! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
 //!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
 //!   SHA-256, arguments, filter and the exact query; [`report::html`] writes them all as
-//!   one offline HTML file (same stamps, `plotters` SVG charts, drill-downs from counts to
-//!   ids through stamped views; `tests/report_html.rs`).
+//!   one offline HTML file (same stamps, `plotters` SVG charts chosen in
+//!   [`report::html::charts`], drill-downs from counts to ids through stamped views listed
+//!   in [`report::html::drill`]; `tests/report_html.rs`).
 //! - [`shell`]: the shell lexer and the git-history rule over shell command lines (pure
 //!   functions; the SFT readers and [`rules::udf`] both use it, neither depends on the other).
 //! - [`sft`]: the SFT corpus — the message schema ([`sft::schema`]), one file per

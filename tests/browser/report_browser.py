@@ -9,6 +9,8 @@ and every non-file request aborted, then checks that
   - every chart is an SVG of non-zero size with marks (rectangles beyond the background,
     or lines / circles) that have a non-zero size on screen;
   - clicking a drill-down link scrolls its target into view, and the target lists ids;
+  - every drill-down link targets one group that lists ids, and the first link of each
+    kind of count (split sizes, fence disagreements, dedup, ...) scrolls to its group;
 and writes screenshots into SCREENSHOT_DIR: the top of the page, the first chart, the first
 section with a chart (stamp, chart, table), and the drill-down target. Exits non-zero with a message on the first failure; prints
 "N passed, 0 failed" at the end.
@@ -96,6 +98,24 @@ def main() -> int:
         assert target.locator("ul.ids li").count() > 0, f"#{target_id} lists no ids"
         passed += 1
         page.screenshot(path=str(shots / "report-drilldown.png"))
+
+        # every drill-down link targets a group of ids; the first link of each kind of
+        # count (the group's data-link, e.g. split_counts_v1.examples) scrolls to it
+        targets = page.eval_on_selector_all("a.drill", "as => as.map(a => a.getAttribute('href').slice(1))")
+        kinds = {}
+        for i, t in enumerate(targets):
+            group = page.locator(f"[id='{t}']")
+            assert group.count() == 1, f"#{t} resolves to {group.count()} elements"
+            assert group.locator("ul.ids li").count() > 0, f"#{t} lists no ids"
+            kinds.setdefault(group.get_attribute("data-link"), i)
+        for kind, i in kinds.items():
+            page.locator("a.drill").nth(i).click()
+            page.wait_for_timeout(100)
+            t = targets[i]
+            assert page.evaluate("location.hash") == f"#{t}", f"{kind}: the link did not go to #{t}"
+            top = page.locator(f"[id='{t}']").evaluate("e => e.getBoundingClientRect().top")
+            assert 0 <= top < page.viewport_size["height"], f"{kind}: #{t} is not in view after the click"
+        passed += 1
         browser.close()
     print(f"{passed} passed, 0 failed")
     return 0
