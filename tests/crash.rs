@@ -430,6 +430,51 @@ fn kill_during_freeze_keeps_every_frozen_file_true() {
     assert!(stray.is_empty(), "{stray:?}");
 }
 
+/// Found by the random kills: a freeze killed before its commit left a complete
+/// `manifest-<org>-<version>.json` of the version it did not freeze, and a copy of the
+/// earlier criteria file under its kept name that no record named, both written before
+/// the commit. Now both are staged as hidden files until the commit (and the kept copy
+/// made after it), so the folder holds only what the records name.
+#[test]
+fn freeze_killed_before_its_commit_leaves_no_file_named_for_the_unfrozen_version() {
+    let s = Scratch::new("freeze-stray");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join("review").join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    for v in ["v3", "v4"] {
+        s.ok(&["refine", "--version", v]);
+        s.ok(&["split", "--version", v, "--org", "openstack"]);
+    }
+    s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    let folder = s.dir.join("frozen");
+    crash_at(&s, "freeze:before-commit", &["freeze", "--version", "v4", "--out", "frozen"]);
+    let visible = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.starts_with('.'))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(visible(&folder), ["manifest-openstack-v3.json", "split-criteria-openstack.json"]);
+    verify_clean(&s, "v3");
+    assert_frozen_folder_true(&s, &folder, "after the killed freeze");
+    s.ok(&["freeze", "--version", "v4", "--out", "frozen"]);
+    assert_eq!(
+        visible(&folder),
+        [
+            "manifest-openstack-v3.json",
+            "manifest-openstack-v4.json",
+            "split-criteria-openstack-v3.json",
+            "split-criteria-openstack.json"
+        ]
+    );
+    assert_frozen_folder_true(&s, &folder, "after the freeze ran again");
+}
+
 #[test]
 fn kill_during_export_leaves_no_export_folder() {
     let s = Scratch::new("export");
@@ -482,4 +527,398 @@ fn kill_during_views_build_leaves_no_views_file() {
     assert_eq!(views.lines().count(), 1);
     // the loader takes the finished file
     s.ok(&["load", "views", "v.jsonl", "--tokenizer", tokenizer.to_str().unwrap()]);
+}
+
+// ------------------------------------------------------------ random kills (issue 15)
+
+/// SplitMix64: a small seeded generator, so the random kill times of a run are the same
+/// on every run with the same seed.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `n` kill delays drawn uniformly over `length` (the measured length of an
+    /// uninterrupted run, process start to exit), in drawing order.
+    fn delays(&mut self, length: Duration, n: u64) -> Vec<Duration> {
+        (0..n).map(|_| length.mul_f64(self.unit())).collect()
+    }
+}
+
+/// Every base table of the database as `name rows sum-of-row-hashes`, through a read-only
+/// open in this process (a pending write-ahead log is read, not replayed): equal
+/// fingerprints mean equal content.
+fn fingerprint(db: &Path) -> Vec<String> {
+    let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap();
+    let conn = duckdb::Connection::open_with_flags(db, config).unwrap();
+    let mut stmt = conn
+        .prepare("select table_name from information_schema.tables where table_type = 'BASE TABLE' order by 1")
+        .unwrap();
+    let tables: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    tables
+        .iter()
+        .map(|t| {
+            conn.query_row(
+                &format!("select concat_ws(' ', '{t}', count(*), coalesce(sum(hash(x)), 0)) from \"{t}\" as x"),
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+/// The LLaMA-Factory audit sample (one conversation with a 5,800-character thinking block)
+/// written `copies` times into one JSON lines file: instances `<stem>:0` .. `<stem>:<copies - 1>`.
+fn replicated_conversations(path: &Path, copies: usize) {
+    let line = std::fs::read_to_string(samples().join("sft/audit/thinking.jsonl")).unwrap();
+    let line = line.trim_end();
+    std::fs::write(path, format!("{line}\n").repeat(copies)).unwrap();
+}
+
+fn strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// Runs `args` to the end and returns how long it took.
+fn timed_ok(s: &Scratch, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    s.ok(args);
+    started.elapsed()
+}
+
+/// The files of the freeze folder whose name does not start with a dot, each checked
+/// against the freeze records: every file is named by a record of a frozen version and
+/// holds the bytes (SHA-256) recorded, and every record's file is there. Returns the
+/// number of files.
+fn assert_frozen_folder_true(s: &Scratch, folder: &Path, when: &str) -> usize {
+    let records = s.ok(&[
+        "sql",
+        "select f.file_name, f.sha256 from frozen_files f join frozen_versions v using (version) order by 1",
+        "--format",
+        "csv",
+        "--csv-raw",
+    ]);
+    let records: Vec<(String, String)> = records
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let (name, sha) = l.split_once(',').unwrap();
+            (name.to_string(), sha.to_string())
+        })
+        .collect();
+    let mut files: Vec<String> =
+        std::fs::read_dir(folder).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    files.sort();
+    let stray: Vec<&String> = files.iter().filter(|n| n.starts_with('.')).collect();
+    assert!(stray.is_empty(), "{when}: staged files left after verify: {stray:?}");
+    for name in &files {
+        let bytes = std::fs::read(folder.join(name)).unwrap();
+        let sha = sphragis::hash::sha256_hex(&bytes);
+        match records.iter().find(|(n, _)| n == name) {
+            Some((_, recorded)) => assert_eq!(&sha, recorded, "{when}: {name} does not hold the bytes recorded"),
+            None => panic!("{when}: {name} is named by no frozen version (files {files:?}, records {records:?})"),
+        }
+    }
+    for (name, _) in &records {
+        assert!(files.contains(name), "{when}: recorded {name} is missing");
+    }
+    files.len()
+}
+
+/// kill -9 at seeded random times (`SPHRAGIS_CRASH_SEED`, default 15;
+/// `SPHRAGIS_RANDOM_KILLS` per operation, default 4) during `views build`, `load views`,
+/// `freeze` and `export` of replicated samples. Each delay is drawn uniformly over the
+/// measured length of an uninterrupted run of the same command. After every kill: the
+/// file opens; the database is exactly as before (or, for a command killed after its
+/// commit, exactly as after a complete run); the command's output is absent, a hidden
+/// staged file or a `.partial` the next run replaces, or complete; the frozen folder
+/// holds only recorded files with their recorded bytes; `verify --reproduce` of the
+/// version frozen before is clean.
+#[test]
+fn random_kills_during_views_build_freeze_and_export_lose_nothing() {
+    let seed = env_number("SPHRAGIS_CRASH_SEED", 15);
+    let kills = env_number("SPHRAGIS_RANDOM_KILLS", 4).max(1);
+    let mut rng = SplitMix(seed);
+    let s = Scratch::new("random");
+    let started = Instant::now();
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join("review").join(f), s.dir.join(f)).unwrap();
+    }
+    for f in ["tokenizer.json", "chatml_training.jinja"] {
+        std::fs::copy(samples().join("sft").join(f), s.dir.join(f)).unwrap();
+    }
+    replicated_examples(&s.dir.join("big.jsonl"), 30);
+    replicated_conversations(&s.dir.join("many.jsonl"), 100);
+    // earlier, completed work: a frozen version of the small sample
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    s.ok(&["refine", "--version", "v3"]);
+    s.ok(&["split", "--version", "v3", "--org", "openstack"]);
+    s.ok(&["freeze", "--version", "v3", "--out", "frozen"]);
+    // then the large inputs, and versions of them to freeze
+    s.ok(&["load", "examples", "big.jsonl"]);
+    s.ok(&["load", "trajectories", "many.jsonl"]);
+    // a version to freeze (each kill that freezes it makes the next one)
+    let make_version = |k: usize| -> String {
+        let v = format!("v{k}");
+        s.ok(&["refine", "--version", &v]);
+        s.ok(&["split", "--version", &v, "--org", "openstack"]);
+        v
+    };
+    let mut versions = vec![make_version(4)];
+    let frozen = s.dir.join("frozen");
+    let mut report = Vec::new();
+    let note = |report: &mut Vec<String>, line: String| {
+        eprintln!("{line}");
+        report.push(line);
+    };
+    note(&mut report, format!("set up in {:?}", started.elapsed()));
+
+    // views build: a read-only command writing one file
+    let build = [
+        "views",
+        "build",
+        "--tokenizer",
+        "tokenizer.json",
+        "--template",
+        "chatml_training.jinja",
+        "--pool",
+        "A",
+        "--out",
+        "v.jsonl",
+    ];
+    let before = fingerprint(&s.db());
+    let length = timed_ok(&s, &build);
+    let complete = std::fs::read(s.dir.join("v.jsonl")).unwrap();
+    assert_eq!(complete.iter().filter(|b| **b == b'\n').count(), 100);
+    std::fs::remove_file(s.dir.join("v.jsonl")).unwrap();
+    let (mut killed, mut completed) = (0, 0);
+    for delay in rng.delays(length, kills) {
+        let done = kill_after(&s, &build, delay);
+        let out = s.dir.join("v.jsonl");
+        if done {
+            completed += 1;
+        } else {
+            killed += 1;
+        }
+        // a views file is there only complete, byte for byte the uninterrupted one
+        if out.exists() {
+            assert_eq!(std::fs::read(&out).unwrap(), complete, "views build killed at {delay:?}: a partial views file");
+            std::fs::remove_file(&out).unwrap();
+        }
+        assert_eq!(fingerprint(&s.db()), before, "views build killed at {delay:?} changed the database");
+    }
+    s.ok(&build);
+    assert_eq!(std::fs::read(s.dir.join("v.jsonl")).unwrap(), complete);
+    assert!(!s.dir.join("v.jsonl.partial").exists(), "the next build left its .partial");
+    note(&mut report, format!("views build {killed} killed, {completed} completed over {length:?}"));
+
+    // load views: one transaction; the views tables are all there or not at all
+    let load_views = ["load", "views", "v.jsonl", "--tokenizer", "tokenizer.json"];
+    let probe = Scratch::new("random-views-measure");
+    copy_database(&s, &probe);
+    std::fs::copy(s.dir.join("v.jsonl"), probe.dir.join("v.jsonl")).unwrap();
+    std::fs::copy(s.dir.join("tokenizer.json"), probe.dir.join("tokenizer.json")).unwrap();
+    let length = timed_ok(&probe, &load_views);
+    let after = fingerprint(&probe.db());
+    drop(probe);
+    let (mut killed, mut completed) = (0, 0);
+    for delay in rng.delays(length, kills) {
+        let done = kill_after(&s, &load_views, delay);
+        let now = fingerprint(&s.db());
+        // sph_log and ingest_log name the database's folder: compare the views tables,
+        // and the counts of the rest
+        let views_tables = |f: &[String]| -> Vec<String> {
+            f.iter()
+                .map(|l| {
+                    if l.starts_with("sft_view") || l.starts_with("sft_segment") {
+                        l.clone()
+                    } else {
+                        l.rsplit_once(' ').unwrap().0.to_string()
+                    }
+                })
+                .collect()
+        };
+        if done || views_tables(&now) == views_tables(&after) {
+            assert_eq!(views_tables(&now), views_tables(&after), "load views at {delay:?}");
+            completed += 1;
+            break;
+        }
+        killed += 1;
+        assert_eq!(now, before, "load views killed at {delay:?} of {length:?} left something");
+    }
+    note(&mut report, format!("load views {killed} killed, {completed} completed over {length:?}"));
+
+    // freeze: killed at random; each kill either froze the version in full or left it
+    // unfrozen, with the folder true to the records once the next command finished what
+    // a kill after the commit left staged
+    let probe = Scratch::new("random-freeze-measure");
+    copy_database(&s, &probe);
+    let freeze = |v: &str| -> Vec<String> {
+        ["freeze", "--version", v, "--org", "openstack", "--out", "frozen"].map(String::from).to_vec()
+    };
+    let length = timed_ok(&probe, &strs(&freeze(&versions[0])));
+    drop(probe);
+    let (mut killed, mut completed) = (0, 0);
+    let mut target = 0;
+    let mut base = s.state();
+    for delay in rng.delays(length, kills) {
+        let version = &versions[target].clone();
+        let done = kill_after(&s, &strs(&freeze(version)), delay);
+        if done {
+            completed += 1;
+        } else {
+            killed += 1;
+        }
+        assert_eq!(s.state(), base, "freeze at {delay:?} changed the corpus");
+        let is_frozen = s.value(&format!("select count(*) from frozen_versions where version = '{version}'"));
+        let rows = s.value(&format!(
+            "select concat_ws(' ', (select count(*) from frozen_files where version = '{version}'), \
+             (select count(*) from frozen_manifests where version = '{version}'), \
+             (select count(*) from corpus_versions where version = '{version}' and frozen_at is not null))"
+        ));
+        match is_frozen.as_str() {
+            "1" => {
+                assert_eq!(rows, "2 1 1", "freeze of {version} at {delay:?}: a partial freeze record");
+                target += 1;
+                versions.push(make_version(4 + target));
+                base = s.state();
+            }
+            "0" => {
+                assert!(!done, "a completed freeze of {version} left no record");
+                assert_eq!(rows, "0 0 0", "freeze of {version} killed at {delay:?}: a partial freeze record");
+            }
+            other => panic!("{other} freeze records of {version}"),
+        }
+        verify_clean(&s, "v3");
+        assert_frozen_folder_true(&s, &frozen, &format!("freeze of {version} killed at {delay:?}"));
+    }
+    // the next freeze completes; every frozen version verifies
+    s.ok(&strs(&freeze(&versions[target])));
+    let files = assert_frozen_folder_true(&s, &frozen, "after a complete freeze");
+    assert_eq!(files, 2 * (target + 2), "v3 and {} later versions, a manifest and a criteria file each", target + 1);
+    verify_clean(&s, "v3");
+    verify_clean(&s, &versions[target]);
+    assert_eq!(criteria_version(&frozen.join("split-criteria-openstack.json")), versions[target]);
+    note(&mut report, format!("freeze {killed} killed, {completed} completed over {length:?} ({} frozen)", target + 1));
+
+    // export: read-only; the folder named --out appears only complete
+    let before = fingerprint(&s.db());
+    let probe = Scratch::new("random-export-measure");
+    copy_database(&s, &probe);
+    let length = timed_ok(&probe, &["export", "--format", "parquet", "--out", "out"]);
+    let complete: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(probe.dir.join("out/manifest.json")).unwrap()).unwrap();
+    drop(probe);
+    let (mut killed, mut completed) = (0, 0);
+    let examples_in_db: i64 = s.value("select count(*) from review_examples").parse().unwrap();
+    assert_eq!(examples_in_db, 30 * 18 + 15);
+    let check_export = |when: &str| {
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(s.dir.join("out/manifest.json")).unwrap()).unwrap();
+        let tables = manifest["tables"].as_array().unwrap();
+        // the rows of every table as in the uninterrupted export (sealed-window examples
+        // left out of both)
+        let rows = |tables: &[serde_json::Value]| -> Vec<(String, i64)> {
+            tables.iter().map(|t| (t["name"].as_str().unwrap().to_string(), t["rows"].as_i64().unwrap())).collect()
+        };
+        assert_eq!(rows(tables), rows(complete["tables"].as_array().unwrap()), "{when}");
+        let examples = tables.iter().find(|t| t["name"] == "review_examples").unwrap();
+        let sealed = manifest["sealed"]["rows_left_out"]["review_examples"].as_i64().unwrap_or(0);
+        assert_eq!(examples["rows"].as_i64().unwrap() + sealed, examples_in_db, "{when}");
+        for t in tables {
+            for f in t["files"].as_array().unwrap() {
+                let path = s.dir.join("out").join(f["path"].as_str().unwrap());
+                let bytes = std::fs::read(&path).unwrap();
+                assert_eq!(sphragis::hash::sha256_hex(&bytes), f["sha256"].as_str().unwrap(), "{when}: {path:?}");
+            }
+        }
+    };
+    for delay in rng.delays(length, kills) {
+        let done = kill_after(&s, &["export", "--format", "parquet", "--out", "out"], delay);
+        let out = s.dir.join("out");
+        if done {
+            completed += 1;
+        } else {
+            killed += 1;
+        }
+        if out.exists() {
+            check_export(&format!("export at {delay:?}"));
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+        assert_eq!(fingerprint(&s.db()), before, "export at {delay:?} changed the database");
+    }
+    s.ok(&["export", "--format", "parquet", "--out", "out"]);
+    check_export("the export after the kills");
+    assert!(!s.dir.join("out.partial").exists(), "the next export left the killed one's .partial");
+    note(&mut report, format!("export {killed} killed, {completed} completed over {length:?}"));
+    eprintln!("seed {seed}: {}", report.join("; "));
+}
+
+/// A tmpfs of `megabytes` mounted at `dir` for the life of the value (needs root).
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(dir: PathBuf, megabytes: u32) -> Self {
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={megabytes}m"), "tmpfs"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(mounted.success(), "cannot mount a tmpfs at {dir:?}");
+        Self(dir)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk during an export (the export folder on an 8 MB tmpfs filled to its last
+/// 64 KB): exit 1 with the system's `No space left on device` and the hint, no folder
+/// named `--out`, no `.partial` left taking the space, the database unchanged; once the
+/// space is freed the same export completes.
+#[test]
+#[ignore = "mounts a tmpfs: needs root (CAP_SYS_ADMIN)"]
+fn full_disk_during_export_leaves_nothing() {
+    let s = Scratch::new("full-disk-export");
+    replicated_examples(&s.dir.join("big.jsonl"), 300);
+    s.ok(&["load", "examples", "big.jsonl"]);
+    s.ok(&["refine", "--version", "v1"]);
+    let disk = Tmpfs::mount(s.dir.join("tiny"), 8);
+    let filler = disk.0.join("filler");
+    std::fs::write(&filler, vec![0u8; 8 * 1024 * 1024 - 64 * 1024]).unwrap();
+    let before = fingerprint(&s.db());
+    let out = disk.0.join("out");
+    let args = ["export", "--format", "parquet", "--out", out.to_str().unwrap()];
+    let failed = s.run(&args);
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert_eq!(failed.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error: ") && err.contains("No space left on device"), "{err}");
+    assert!(err.contains("hint: the disk is full") && err.contains("an export removes its unfinished folder"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!out.exists(), "a failed export left a folder named like a finished one");
+    assert!(!disk.0.join("out.partial").exists(), "a failed export left its .partial taking the space");
+    assert_eq!(fingerprint(&s.db()), before);
+    std::fs::remove_file(&filler).unwrap();
+    s.ok(&args);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    let examples = manifest["tables"].as_array().unwrap().iter().find(|t| t["name"] == "review_examples").unwrap();
+    assert_eq!(examples["rows"], 5400);
 }

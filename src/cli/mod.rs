@@ -213,7 +213,7 @@ pub fn describe(e: &anyhow::Error) -> String {
 pub fn hint(message: &str) -> Option<&'static str> {
     message.contains("No space left on device").then_some(
         "hint: the disk is full. A load, refine or freeze is one transaction, so the database keeps what it \
-         held before this command; free space and run the command again (a write-ahead log <file>.wal left \
+         held before this command (an export removes its unfinished folder); free space and run the command again (a write-ahead log <file>.wal left \
          beside the database is replayed by the next command that writes)",
     )
 }

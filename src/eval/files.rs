@@ -9,11 +9,12 @@
 //! | `swebench-report` | harness per-instance `report.json` keyed by id `{"<id>": {"resolved": ...}}` | one key holding an object with `resolved` |
 //! | trajectories | any format [`detect_and_read`] reads | everything else |
 //!
-//! Per-instance reports are read by the SFT reader ([`swebench_report_from_value`]).
+//! Per-instance reports are read by the SFT reader ([`read_report`]), strictly: a file with
+//! the shape of one that the reader refuses is an error, never a trajectory.
 
 use super::symptoms::{Recorded, recorded};
 use crate::ingest::InputError;
-use crate::sft::trajectories::{Trajectory, detect_and_read, swebench_report_from_value};
+use crate::sft::trajectories::{Trajectory, detect_and_read, looks_like_report, read_report};
 use anyhow::Result;
 use serde_json::Value;
 use std::path::Path;
@@ -69,39 +70,26 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
         if o.contains_key("resolved_ids") {
             return sb_cli_run(path, o);
         }
-        match o.get("resolved") {
-            Some(Value::Array(_)) => {
-                let ids = id_list(path, o, "resolved")?.unwrap_or_default();
-                return Ok(RunFile::Listing {
-                    shape: "harness-summary",
-                    outcomes: ids.into_iter().map(|id| (id, Status::Resolved)).collect(),
-                });
-            }
-            Some(Value::Bool(_)) => {
-                let instance_id =
-                    path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).ok_or_else(
-                        || InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/"),
-                    )?;
-                let outcome = swebench_report_from_value(path, value.as_ref().expect("parsed"))?;
-                return Ok(RunFile::InstanceReport {
-                    shape: "sb-cli-instance",
-                    instance_id,
-                    status: status(outcome.resolved),
-                });
-            }
-            _ => {}
-        }
-        if o.len() == 1
-            && let Some((id, inner)) = o.iter().next()
-            && inner.get("resolved").is_some()
-        {
-            let outcome = swebench_report_from_value(path, value.as_ref().expect("parsed"))?;
-            return Ok(RunFile::InstanceReport {
-                shape: "swebench-report",
-                instance_id: id.clone(),
-                status: status(outcome.resolved),
+        if let Some(Value::Array(_)) = o.get("resolved") {
+            let ids = id_list(path, o, "resolved")?.unwrap_or_default();
+            return Ok(RunFile::Listing {
+                shape: "harness-summary",
+                outcomes: ids.into_iter().map(|id| (id, Status::Resolved)).collect(),
             });
         }
+    }
+    if let Some(v) = &value
+        && looks_like_report(v)
+    {
+        let report = read_report(path, text)?;
+        let instance_id = report.instance_id.ok_or_else(|| {
+            InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/")
+        })?;
+        return Ok(RunFile::InstanceReport {
+            shape: if report.nested { "swebench-report" } else { "sb-cli-instance" },
+            instance_id,
+            status: status(report.outcome.resolved),
+        });
     }
     let read = detect_and_read(path, text)?;
     let raw: Vec<&Value> = match &value {

@@ -204,11 +204,13 @@ pub fn log_sealed_export(conn: &Connection, out: &Path) -> Result<()> {
 /// and returns the manifest.
 ///
 /// The folder is written as `<out>.partial` and renamed to `out` once its manifest is
-/// written: an export that fails or is killed never leaves a folder named `out` (a
-/// `<out>.partial` left by a killed export is removed by the next export to `out`).
+/// written: an export that fails or is killed never leaves a folder named `out`. A
+/// failed export removes its `<out>.partial` (a full disk gets its space back); one left
+/// by a killed export is removed by the next export to `out`.
 ///
 /// Errors: `opts.out` exists and is not an empty folder; a named table does not exist;
-/// a COPY or a file write fails (`<out>.partial` is then left, `out` is not written).
+/// a COPY or a file write fails (a full disk: DuckDB's or the system's "No space left on
+/// device").
 pub fn export(conn: &Connection, opts: &ExportOptions) -> Result<Manifest> {
     let finished = &opts.out;
     if finished.exists() {
@@ -222,7 +224,17 @@ pub fn export(conn: &Connection, opts: &ExportOptions) -> Result<Manifest> {
         std::fs::remove_dir_all(&partial)
             .with_context(|| format!("{}: cannot remove the folder a killed export left", partial.display()))?;
     }
-    let out = &partial;
+    let written = write_partial(conn, opts, &partial);
+    if written.is_err() {
+        let _ = std::fs::remove_dir_all(&partial);
+    }
+    written
+}
+
+/// [`export`] after its checks: writes `partial` and renames it to `opts.out`.
+fn write_partial(conn: &Connection, opts: &ExportOptions, partial: &Path) -> Result<Manifest> {
+    let finished = &opts.out;
+    let out = partial;
     std::fs::create_dir_all(out).with_context(|| format!("{}: cannot create the export folder", out.display()))?;
     let all = base_tables(conn)?;
     let tables = match &opts.tables {

@@ -156,7 +156,7 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
             serde_json::to_string_pretty(&criteria)? + "\n",
         ));
     }
-    crate::db::in_transaction(conn, || -> Result<(FreezeSummary, Vec<(PathBuf, PathBuf)>)> {
+    crate::db::in_transaction(conn, || -> Result<(FreezeSummary, AfterCommit)> {
         for (org, root, manifest, criteria) in &files {
             conn.execute(
                 "insert into frozen_manifests values (?, ?, ?, ?, ?, ?, current_timestamp)",
@@ -201,99 +201,157 @@ pub fn freeze_with(conn: &Connection, version: &str, out: &Path, opts: &FreezeOp
             renamed: Vec::new(),
         };
         if files.is_empty() {
-            return Ok((summary, Vec::new()));
+            return Ok((summary, AfterCommit::default()));
         }
-        // Crash safety (kill -9 at any point): nothing a committed record names is
-        // replaced before the commit. An older version's criteria file is COPIED to its
-        // kept name (its record follows inside this transaction); the new criteria file
-        // is staged as a pending file and renamed into place after the commit; a freeze
-        // killed between the commit and the rename is finished by the next freeze or
-        // verify (`finish_interrupted`), and one killed before the commit leaves only
-        // stray copies that no record names.
+        // Crash safety (kill -9 at any point): before the commit, nothing is written
+        // under a name a reader or a record uses — the new criteria and manifest files
+        // are staged as hidden pending files; after it, an older version's criteria
+        // file is copied to its kept name (its record was moved there inside this
+        // transaction), then the staged files are renamed into place. A freeze killed
+        // after its commit is finished by the next freeze or verify
+        // (`finish_interrupted`); one killed before leaves only hidden staged files that
+        // no record names (removed by that same step).
         std::fs::create_dir_all(&folder).with_context(|| format!("{}: cannot create directory", folder.display()))?;
-        let mut pending = Vec::new();
+        let mut after_commit = AfterCommit::default();
         for (org, _, manifest, criteria) in &files {
-            let current = folder.join(format!("split-criteria-{org}.json"));
+            let current = folder.join(criteria_name(org));
             if let Some(previous) = version_of(&current)?
                 && previous != version
             {
                 let kept_name = format!("split-criteria-{org}-{previous}.json");
                 let kept = folder.join(&kept_name);
-                std::fs::copy(&current, &kept)
-                    .with_context(|| format!("{}: cannot copy to {}", current.display(), kept.display()))?;
                 // The older version's record follows its file when it was frozen into this folder.
                 conn.execute(
                     "update frozen_files set file_name = ? where version = ? and org = ? and role = 'criteria' \
                      and version in (select version from frozen_versions where folder = ?)",
                     params![kept_name, previous, org, folder.to_string_lossy().into_owned()],
                 )?;
+                after_commit.keep.push((current.clone(), kept.clone()));
                 summary.renamed.push((current.clone(), kept));
             }
-            let staged = folder.join(pending_name(org, version));
-            std::fs::write(&staged, criteria).with_context(|| format!("{}: cannot write", staged.display()))?;
-            let manifest_path = folder.join(format!("manifest-{org}-{version}.json"));
-            std::fs::write(&manifest_path, manifest)
-                .with_context(|| format!("{}: cannot write", manifest_path.display()))?;
-            pending.push((staged, current.clone()));
+            let manifest_path = folder.join(manifest_name(org, version));
+            for (text, target) in [(criteria, &current), (manifest, &manifest_path)] {
+                let staged = folder.join(pending_name(&file_name(target), version));
+                std::fs::write(&staged, text).with_context(|| format!("{}: cannot write", staged.display()))?;
+                after_commit.stage.push((staged, target.clone()));
+            }
             summary.written.push(current);
             summary.written.push(manifest_path);
         }
         crate::db::crash_point("freeze:before-commit");
-        Ok((summary, pending))
+        Ok((summary, after_commit))
     })
-    .and_then(|(summary, pending)| {
+    .and_then(|(summary, after_commit)| {
         crate::db::crash_point("freeze:after-commit");
-        for (staged, current) in pending {
-            std::fs::rename(&staged, &current).with_context(|| {
-                format!(
-                    "{}: cannot rename to {} (version {version} is frozen; `sphragis verify --reproduce --version {version}` \
-                     finishes the rename)",
-                    staged.display(),
-                    current.display()
-                )
-            })?;
+        let finish = |e: anyhow::Error| {
+            e.context(format!(
+                "version {version} is frozen; `sphragis verify --reproduce --version {version}` finishes writing its files"
+            ))
+        };
+        for (current, kept) in &after_commit.keep {
+            copy_into_place(current, kept, version).map_err(finish)?;
+        }
+        for (staged, target) in &after_commit.stage {
+            std::fs::rename(staged, target)
+                .with_context(|| format!("{}: cannot rename to {}", staged.display(), target.display()))
+                .map_err(finish)?;
         }
         Ok(summary)
     })
 }
 
-/// The name a new criteria file is staged under until its freeze commits.
-fn pending_name(org: &str, version: &str) -> String {
-    format!(".split-criteria-{org}.json.{version}.pending")
+/// What a freeze does with its files once its transaction has committed.
+#[derive(Default)]
+struct AfterCommit {
+    /// Older versions' criteria files to copy to their kept names (from, to).
+    keep: Vec<(PathBuf, PathBuf)>,
+    /// Staged files to rename into place (staged, target).
+    stage: Vec<(PathBuf, PathBuf)>,
 }
 
-/// Finishes freezes interrupted between their commit and the renaming of their staged
-/// criteria files (a kill -9, a full disk): in the recorded folder of every frozen
-/// version, a staged file of a frozen version whose content is the one recorded is
-/// renamed into place; a staged file of a version that is not frozen (the freeze was
-/// killed before its commit) is removed. Returns the files renamed into place.
+/// `split-criteria-<org>.json`: the name of an org's current criteria file.
+fn criteria_name(org: &str) -> String {
+    format!("split-criteria-{org}.json")
+}
+
+/// `manifest-<org>-<version>.json`.
+fn manifest_name(org: &str, version: &str) -> String {
+    format!("manifest-{org}-{version}.json")
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// The hidden name a file of `version`'s freeze is staged under until the freeze commits
+/// (`.split-criteria-<org>.json.<version>.pending`, `.manifest-<org>-<version>.json.<version>.pending`),
+/// or a copy is written under before it is renamed to its name.
+fn pending_name(name: &str, version: &str) -> String {
+    format!(".{name}.{version}.pending")
+}
+
+/// Copies `from` to `to` through a hidden file renamed into place, so that `to` is never
+/// seen half-written (`version` names the freeze doing it, in the hidden name).
+fn copy_into_place(from: &Path, to: &Path, version: &str) -> Result<()> {
+    let staged = to.with_file_name(pending_name(&file_name(to), version));
+    std::fs::copy(from, &staged).with_context(|| format!("{}: cannot copy to {}", from.display(), staged.display()))?;
+    std::fs::rename(&staged, to).with_context(|| format!("{}: cannot rename to {}", staged.display(), to.display()))?;
+    Ok(())
+}
+
+/// Finishes freezes interrupted between their commit and the writing of their files (a
+/// kill -9, a full disk), in the recorded folder of every frozen version: first, an older
+/// version's criteria file whose record names its kept name but which is still only the
+/// current `split-criteria-<org>.json` (same SHA-256) is copied to the kept name; then a
+/// staged file of a frozen version whose content is the one recorded is renamed into
+/// place, and any other staged file (a freeze killed before its commit, a copy cut
+/// short) is removed. Returns the files written into place.
 ///
-/// Errors: a folder cannot be read or a file cannot be renamed or removed.
+/// Errors: a folder cannot be read or a file cannot be copied, renamed or removed.
 pub fn finish_interrupted(conn: &Connection) -> Result<Vec<PathBuf>> {
     let mut stmt = conn.prepare(
-        "select f.version, f.org, f.file_name, f.sha256, v.folder from frozen_files f join frozen_versions v using (version) \
-         where f.role = 'criteria'",
+        "select f.version, f.org, f.role, f.file_name, f.sha256, v.folder from frozen_files f \
+         join frozen_versions v using (version)",
     )?;
-    let recorded: Vec<(String, String, String, String, String)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?
+    let recorded: Vec<Recorded> = stmt
+        .query_map([], |r| {
+            Ok(Recorded {
+                version: r.get(0)?,
+                org: r.get(1)?,
+                role: r.get(2)?,
+                file_name: r.get(3)?,
+                sha256: r.get(4)?,
+                folder: r.get(5)?,
+            })
+        })?
         .collect::<duckdb::Result<_>>()?;
     let mut finished = Vec::new();
-    let mut folders: Vec<&str> = recorded.iter().map(|r| r.4.as_str()).collect();
+    let mut folders: Vec<&str> = recorded.iter().map(|r| r.folder.as_str()).collect();
     folders.sort();
     folders.dedup();
     for folder in folders {
         let Ok(entries) = std::fs::read_dir(folder) else { continue };
-        for entry in entries {
-            let path = entry?.path();
+        let entries: Vec<PathBuf> = entries.map(|e| e.map(|e| e.path())).collect::<std::io::Result<_>>()?;
+        let dir = Path::new(folder);
+        for r in recorded.iter().filter(|r| r.folder == folder && r.role == "criteria") {
+            let (kept, current) = (dir.join(&r.file_name), dir.join(criteria_name(&r.org)));
+            if r.file_name != criteria_name(&r.org)
+                && !kept.exists()
+                && std::fs::read(&current).is_ok_and(|b| sha256_hex(&b) == r.sha256)
+            {
+                copy_into_place(&current, &kept, &r.version)?;
+                finished.push(kept);
+            }
+        }
+        for path in entries {
             let Some(name) = path.file_name().and_then(|n| n.to_str()) else { continue };
-            if !(name.starts_with(".split-criteria-") && name.ends_with(".pending")) {
+            if !(name.starts_with('.') && name.ends_with(".pending")) {
                 continue;
             }
-            let owner =
-                recorded.iter().find(|(version, org, _, _, f)| f == folder && pending_name(org, version) == name);
+            let owner = recorded.iter().find(|r| r.folder == folder && r.staged_name() == name);
             match owner {
-                Some((_, _, file_name, sha256, _)) if sha256_hex(&std::fs::read(&path)?) == *sha256 => {
-                    let target = Path::new(folder).join(file_name);
+                Some(r) if std::fs::read(&path).is_ok_and(|b| sha256_hex(&b) == r.sha256) => {
+                    let target = dir.join(&r.file_name);
                     std::fs::rename(&path, &target)
                         .with_context(|| format!("{}: cannot rename to {}", path.display(), target.display()))?;
                     finished.push(target);
@@ -303,6 +361,25 @@ pub fn finish_interrupted(conn: &Connection) -> Result<Vec<PathBuf>> {
         }
     }
     Ok(finished)
+}
+
+/// A `frozen_files` row with its version's folder.
+struct Recorded {
+    version: String,
+    org: String,
+    role: String,
+    file_name: String,
+    sha256: String,
+    folder: String,
+}
+
+impl Recorded {
+    /// The hidden name the file was staged under by its freeze.
+    fn staged_name(&self) -> String {
+        let name =
+            if self.role == "criteria" { criteria_name(&self.org) } else { manifest_name(&self.org, &self.version) };
+        pending_name(&name, &self.version)
+    }
 }
 
 /// `org (n kept examples, reason), ...` for messages.

@@ -186,22 +186,16 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
 /// holding the file (`logs/<id>/report.json`). This is the only way an outcome enters
 /// the database.
 ///
-/// Errors: not a report (naming the field), an outcome already loaded for the instance.
+/// Errors: not a report, strictly ([`trajectories::read_report`]: file, line, field),
+/// an outcome already loaded for the instance.
 pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
     ingest::load_file(conn, path, InputKind::Outcomes, None, |conn, file_id, input| {
         let text = input.read_text()?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|e| InputError::at(path, Some(e.line() as u64), None, format!("malformed JSON: {e}")))?;
-        let instance_id = match value.as_object() {
-            Some(o) if o.contains_key("resolved") => {
-                path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).ok_or_else(|| {
-                    InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/")
-                })?
-            }
-            Some(o) if o.len() == 1 => o.keys().next().cloned().unwrap_or_default(),
-            _ => return Err(InputError::at(path, Some(1), Some("resolved"), "not a SWE-bench report.json").into()),
-        };
-        let outcome = trajectories::swebench_report_from_value(path, &value)?;
+        let report = trajectories::read_report(path, &text)?;
+        let instance_id = report.instance_id.ok_or_else(|| {
+            InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/")
+        })?;
+        let outcome = report.outcome;
         // Ungraded (no tests_status) is stored as NULL counts, never as 0 results.
         let graded = |n: usize| outcome.graded.then_some(n as i32);
         conn.execute(

@@ -65,7 +65,7 @@ pub use super::formats::text_calls::{
     bash_blocks, observation_returncode, swe_agent_command_call, swe_agent_text_action, xml_function_calls,
 };
 pub use super::formats::{TrajectoryFormat, detect_and_read};
-pub use super::outcomes::{Outcome, TestCounts, read_swebench_report, swebench_report_from_value};
+pub use super::outcomes::{Outcome, Report, TestCounts, looks_like_report, read_report, read_swebench_report};
 pub use super::schema::{
     Message, Role, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_NEBIUS, SOURCE_OPENHANDS, SOURCE_SWE_AGENT,
     SOURCE_SWE_SMITH, ToolCall, Trajectory,
