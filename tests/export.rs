@@ -277,6 +277,7 @@ fn portable_v2_views_give_the_rows_of_v1() {
         ("fence_agreement_v1", "fence_agreement_v2", 4),
         ("target_in_comment_v1", "target_in_comment_v2", 4),
         ("sft_thinking_v1", "sft_thinking_v2", 1),
+        ("split_examples_v1", "split_examples_v2", 10),
     ] {
         let old = rows(&conn, v1);
         assert!(old.len() >= at_least, "{v1}: {old:?}");
