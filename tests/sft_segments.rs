@@ -499,7 +499,9 @@ fn segment_views_v2_without_asof_join_give_the_rows_of_v1() {
         rows.sort();
         rows
     };
-    for (base, at_least) in [("sft_segment_supervision", 6 * 15), ("sft_segment_patterns", 15), ("sft_segment_deviations", 4)] {
+    for (base, at_least) in
+        [("sft_segment_supervision", 6 * 15), ("sft_segment_patterns", 15), ("sft_segment_deviations", 4)]
+    {
         let v1 = rows(&format!("{base}_v1"));
         assert!(v1.len() >= at_least, "{base}_v1: {} rows", v1.len());
         assert_eq!(v1, rows(&format!("{base}_v2")), "{base}_v1 and {base}_v2 differ");

@@ -98,7 +98,9 @@ mod tests {
                           (README \"The same views on Spark\")";
         for file in crate::db::views::VIEWS {
             let entry = g.views.iter().find(|e| e.name == file.name());
-            let Some(entry) = entry else { panic!("{} has no entry in src/export/spark_views.json; {regenerate}", file.name()) };
+            let Some(entry) = entry else {
+                panic!("{} has no entry in src/export/spark_views.json; {regenerate}", file.name())
+            };
             assert_eq!(
                 entry.duckdb_sha256,
                 file.sha256(),
