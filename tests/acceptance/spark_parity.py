@@ -301,6 +301,29 @@ def spark_error(node):
     return node
 
 
+def spark_distinct_string_agg(node):
+    """DuckDB's `string_agg(distinct x, sep order by x)` -> `case when count(x) > 0 then
+    array_join(array_sort(collect_set(x)), sep) end` on Spark: the distinct values, sorted,
+    joined; null when there is none. sqlglot writes `listagg(distinct x, sep) within group
+    (order by x)`, which Spark 4.3 refuses at run time beside another aggregate
+    (ClassCastException: AttributeReference cannot be cast to SortOrder, seen in
+    eval_instances_v1). Left alone under a FILTER or with another order key."""
+    if not isinstance(node, exp.GroupConcat) or isinstance(node.parent, exp.Filter):
+        return node
+    order = node.this
+    if not (isinstance(order, exp.Order) and isinstance(order.this, exp.Distinct)
+            and len(order.this.expressions) == 1 and len(order.expressions) == 1):
+        return node
+    value, key = order.this.expressions[0], order.expressions[0]
+    if key.args.get("desc") or key.this != value:
+        return node
+    joined = exp.Anonymous(this="array_join", expressions=[
+        exp.Anonymous(this="array_sort", expressions=[exp.Anonymous(this="collect_set", expressions=[value.copy()])]),
+        (node.args.get("separator") or exp.Literal.string(",")).copy()])
+    some = exp.GT(this=exp.Count(this=value.copy()), expression=exp.Literal.number(0))
+    return exp.Case(ifs=[exp.If(this=some, true=joined)])
+
+
 def spark_percentile(node):
     """quantile_cont(x, q) with one literal q -> Spark's percentile(x, q).
 
@@ -393,7 +416,8 @@ def macros_called(sql, macros):
 
 def to_spark(tree):
     """A parsed DuckDB query in Spark SQL, with our rewrites."""
-    for rewrite in (spark_element_at, spark_format, spark_list_position, spark_list_slice, spark_percentile, spark_error):
+    for rewrite in (spark_element_at, spark_format, spark_list_position, spark_list_slice, spark_percentile, spark_error,
+                    spark_distinct_string_agg):
         tree = tree.transform(rewrite)
     return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
 
@@ -546,14 +570,16 @@ def spark_type(duck):
     return {"VARCHAR": "string", "INTEGER": "int", "BIGINT": "bigint", "BOOLEAN": "boolean"}.get(duck, "string")
 
 
+NO_PROBE = "table macro: the parity export had no arguments to run it with (MACRO_PROBES in tests/acceptance/spark_parity.py)"
+
+
 def probe_macro(duck, spark, macro, spark_sql, probe):
     """Run table macro `macro` with each row of arguments `probe` gives on DuckDB and its Spark
     SQL (named parameter markers) on Spark; None when every call gives the same rows, else
     the first difference. No arguments (the export has no data the macro reads): a reason."""
     calls = duck.execute(probe).fetchall()
     if not calls:
-        return "table macro: the parity export had no arguments to run it with " \
-               "(MACRO_PROBES in tests/acceptance/spark_parity.py)"
+        return NO_PROBE
     ordered = orders(macro.body.sql(dialect=DuckDBAsWritten))
     for values in calls:
         marks = ", ".join("?" for _ in values)
@@ -622,7 +648,11 @@ def main():
             if name in MACRO_PROBES and entry["spark_sql"] and (args.generate or entry["portable"]) \
                     and not (only and name not in only):
                 diff = probe_macro(duck, spark, macro, entry["spark_sql"], MACRO_PROBES[name])
-                if diff:
+                if diff == NO_PROBE:  # nothing to run it with here: not a difference
+                    print(f"skip {name}: {diff}")
+                    if args.generate:
+                        entry["portable"], entry["reason"] = False, diff
+                elif diff:
                     entry["portable"], entry["reason"] = False, diff
                     print(f"FAIL {name}: {diff}")
                     failures.append(name)
