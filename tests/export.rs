@@ -265,11 +265,13 @@ fn a_changed_export_is_refused_and_leaves_no_database() {
 #[test]
 fn portable_v2_views_give_the_rows_of_v1() {
     // Each `_v2` here is its `_v1` rewritten in the subset that runs on Spark (no
-    // correlated scalar subquery beside an aggregate, no `* replace`, no ordered
-    // string_agg): the same rows on the demo database, which has protected, unprotected and
-    // undetermined families, review versions with and without targets and fences, and SFT
-    // sources with and without thinking bodies. (spark_parity.py checks the same on every
-    // exported database, the real acceptance ones included.)
+    // correlated scalar subquery beside an aggregate, no `* replace`, no ordered list, no
+    // ASOF JOIN, no RE2-only regular expression): the same rows on the demo database, which
+    // has protected, unprotected and undetermined families, review versions with and without
+    // targets and fences, sealed and open splits with prompts, SFT sources with and without
+    // thinking bodies, and recovery windows. (spark_parity.py checks the same on every
+    // exported database, the real acceptance ones included; tests/sft_segments.rs checks the
+    // segment views on views cut into segments.)
     let (_, db) = demo();
     let conn = sphragis::db::open_read_only(db).unwrap();
     for (v1, v2, at_least) in [
@@ -277,6 +279,12 @@ fn portable_v2_views_give_the_rows_of_v1() {
         ("fence_agreement_v1", "fence_agreement_v2", 4),
         ("target_in_comment_v1", "target_in_comment_v2", 4),
         ("sft_thinking_v1", "sft_thinking_v2", 1),
+        ("split_examples_v1", "split_examples_v2", 22),
+        ("sft_segment_supervision_v1", "sft_segment_supervision_v2", 6),
+        ("sft_segment_patterns_v1", "sft_segment_patterns_v2", 5),
+        ("sft_segment_deviations_v1", "sft_segment_deviations_v2", 6),
+        ("sft_recovery_windows_heuristic_v1", "sft_recovery_windows_heuristic_v2", 3),
+        ("sft_instance_detail_v1", "sft_instance_detail_v2", 4),
     ] {
         let old = rows(&conn, v1);
         assert!(old.len() >= at_least, "{v1}: {old:?}");

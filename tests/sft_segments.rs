@@ -75,6 +75,19 @@ fn loaded() -> duckdb::Connection {
     conn
 }
 
+/// A second file, loaded without --tokenizer: its one view (`seg-unknown`, a copy of
+/// `seg-normal`) has unknown segments. `tag` keeps the temporary folders of tests apart.
+fn load_unknown(conn: &duckdb::Connection, tag: &str) {
+    let dir = std::env::temp_dir().join(format!("sphragis-segments-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("plain.jsonl");
+    let first = std::fs::read_to_string(samples().join("segment_views.jsonl")).unwrap();
+    let line = first.lines().next().unwrap().replace("\"seg-normal\"", "\"seg-unknown\"");
+    std::fs::write(&plain, format!("{line}\n")).unwrap();
+    load(conn, &plain, &ViewOptions::default(), &mut |_| {}).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn segments_per_view_count_supervised_tokens_by_hand() {
     let conn = loaded();
@@ -148,15 +161,7 @@ fn segments_per_view_count_supervised_tokens_by_hand() {
 #[test]
 fn deviating_views_are_named_per_pool_and_unknown_segments_are_said() {
     let conn = loaded();
-    // a second file, loaded without --tokenizer: its view's segments are unknown
-    let dir = std::env::temp_dir().join(format!("sphragis-segments-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let plain = dir.join("plain.jsonl");
-    let first = std::fs::read_to_string(samples().join("segment_views.jsonl")).unwrap();
-    let line = first.lines().next().unwrap().replace("\"seg-normal\"", "\"seg-unknown\"");
-    std::fs::write(&plain, format!("{line}\n")).unwrap();
-    load(&conn, &plain, &ViewOptions::default(), &mut |_| {}).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
+    load_unknown(&conn, "patterns");
 
     type P =
         (String, Option<String>, String, i64, i64, i64, i64, i64, Option<String>, i64, Option<String>, Option<String>);
@@ -477,4 +482,28 @@ fn views_segments_refuses_views_loaded_with_another_tokenizer() {
         )
         .unwrap();
     assert_eq!(written, (0, 0));
+}
+
+/// The `_v2` segment views (no ASOF JOIN, so they run on Spark: the last run at or before a
+/// boundary comes from a window over runs and boundaries) give the rows of `_v1` on these
+/// views: runs that start on a segment's start (21 and 61 in `seg-header`), inside one (24,
+/// 64), end inside one (47, 69), segments before every run and after the last, views that
+/// train one message only, a tie, and a view whose segments are unknown.
+#[test]
+fn segment_views_v2_without_asof_join_give_the_rows_of_v1() {
+    let conn = loaded();
+    load_unknown(&conn, "v2");
+    let rows = |view: &str| -> Vec<String> {
+        let mut stmt = conn.prepare(&format!("select cast(t as varchar) from {view} as t")).unwrap();
+        let mut rows: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        rows.sort();
+        rows
+    };
+    for (base, at_least) in
+        [("sft_segment_supervision", 6 * 15), ("sft_segment_patterns", 15), ("sft_segment_deviations", 4)]
+    {
+        let v1 = rows(&format!("{base}_v1"));
+        assert!(v1.len() >= at_least, "{base}_v1: {} rows", v1.len());
+        assert_eq!(v1, rows(&format!("{base}_v2")), "{base}_v1 and {base}_v2 differ");
+    }
 }

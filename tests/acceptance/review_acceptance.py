@@ -147,7 +147,9 @@ con = duckdb.connect(db, read_only=True)
 # table macros (parametrised figures) are called with one-element arguments
 calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [100])",
          "sft_truncation_at_v1": "([8192], 'right')", "sft_truncation_views_at_v1": "([8192], 'right')",
-         "version_diff_at_v1": "('v2', 'v3')", "example_moves_at_v1": "('v2', 'v3')"}
+         "version_diff_at_v1": "('v2', 'v3')", "example_moves_at_v1": "('v2', 'v3')",
+         "report_diff_at_v1": "('refine_removals_v1', ['org'], 'v2', 'v3')",
+         "sft_view_positions_at_v1": "('no such view')"}
 views = con.execute("select name, kind from sph_views order by name").fetchall()
 for name, kind in views:
     n = con.execute(f"select count(*) from {name}{calls[name] if kind == 'macro' else ''}").fetchone()[0]
