@@ -148,8 +148,13 @@ pub fn fragment(view: &MaskView) -> String {
                 };
                 (
                     format!("sphm-msg {}", kept.0),
-                    format!(" data-role=\"{}\" data-msg=\"{}\" data-kept=\"{}\"", attr(&s.role), s.msg_index, kept.1),
-                    format!("message {} · {}{}", s.msg_index, s.role, kept.2),
+                    format!(
+                        " data-role=\"{}\" data-msg=\"{}\" data-kept=\"{}\"",
+                        attr(&s.message.role),
+                        s.message.msg_index,
+                        kept.1
+                    ),
+                    format!("message {} · {}{}", s.message.msg_index, s.message.role, kept.2),
                 )
             }
             None => ("sphm-msg sphm-outside".into(), " data-role=\"\"".into(), "outside every message span".into()),

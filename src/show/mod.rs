@@ -73,14 +73,11 @@ pub enum Piece {
     Missing,
 }
 
-/// One message span of a view, as loaded (end exclusive).
+/// One message span of a view, as loaded (end exclusive), and whether its message is kept.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Span {
-    pub ordinal: i32,
-    pub msg_index: i32,
-    pub role: String,
-    pub start: i64,
-    pub end: i64,
+    /// Ordinal, message index, role and token range, as the segment cutter reads them.
+    pub message: crate::sft::segments::Span,
     /// An assistant message kept for loss (`None` for other roles).
     pub kept: Option<bool>,
 }
@@ -153,7 +150,7 @@ impl MaskView {
 
     /// The span with this ordinal.
     pub fn span(&self, ordinal: i32) -> Option<&Span> {
-        self.spans.iter().find(|s| s.ordinal == ordinal)
+        self.spans.iter().find(|s| s.message.ordinal == ordinal)
     }
 
     /// Runs of consecutive positions lying in the same span (or outside every span):
@@ -223,11 +220,13 @@ pub fn load(conn: &Connection, view_id: &str, options: &MaskOptions) -> Result<M
         let mut stmt = conn.prepare(SPANS_SQL)?;
         stmt.query_map(params![view_id], |r| {
             Ok(Span {
-                ordinal: r.get(0)?,
-                msg_index: r.get(1)?,
-                role: r.get(2)?,
-                start: r.get(3)?,
-                end: r.get(4)?,
+                message: crate::sft::segments::Span {
+                    ordinal: r.get(0)?,
+                    msg_index: r.get(1)?,
+                    role: r.get(2)?,
+                    start: r.get(3)?,
+                    end: r.get(4)?,
+                },
                 kept: r.get(5)?,
             })
         })?

@@ -122,8 +122,8 @@ pub fn render(view: &MaskView, colour: bool) -> String {
         let title = match span.and_then(|o| view.span(o)) {
             Some(s) => format!(
                 "message {} · {}{}",
-                s.msg_index,
-                s.role,
+                s.message.msg_index,
+                s.message.role,
                 match s.kept {
                     Some(true) => " · kept",
                     Some(false) => " · not kept (masked)",

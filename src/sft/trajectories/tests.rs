@@ -2,6 +2,10 @@
 //! and on small files written here. Compiled only for tests (`mod tests` in
 //! `trajectories.rs` is `#[cfg(test)]`); the marker below keeps `tests/tidy.rs`'s scan
 //! of input reads out of this file, as it skips every inline test module.
+//!
+//! Over 800 lines on purpose: one file holds the format tests side by side (each format's
+//! sample, its error cases and the shared detection table), so a change to one format is
+//! checked against the others in one place.
 
 use super::*;
 use anyhow::{Result, anyhow};
