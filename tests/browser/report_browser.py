@@ -89,9 +89,11 @@ def main() -> int:
         link.click()
         page.wait_for_timeout(300)
         target = page.locator(f"[id='{target_id}']")
+        # a link scrolls its target to the top of the viewport; fractional layout leaves
+        # its top up to a pixel above 0 (seen: -0.48), which is still in view
         in_view = target.evaluate(
             """e => { const b = e.getBoundingClientRect();
-                      return b.top >= 0 && b.top < window.innerHeight; }"""
+                      return b.top > -1 && b.top < window.innerHeight; }"""
         )
         assert in_view, f"#{target_id} is not in view after the click"
         assert page.evaluate("location.hash") == f"#{target_id}"
@@ -114,7 +116,7 @@ def main() -> int:
             t = targets[i]
             assert page.evaluate("location.hash") == f"#{t}", f"{kind}: the link did not go to #{t}"
             top = page.locator(f"[id='{t}']").evaluate("e => e.getBoundingClientRect().top")
-            assert 0 <= top < page.viewport_size["height"], f"{kind}: #{t} is not in view after the click"
+            assert -1 < top < page.viewport_size["height"], f"{kind}: #{t} is not in view after the click"
         passed += 1
         browser.close()
     print(f"{passed} passed, 0 failed")
