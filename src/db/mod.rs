@@ -200,11 +200,13 @@ pub fn in_transaction<T>(conn: &Connection, work: impl FnOnce() -> Result<T>) ->
     }
 }
 
-/// Migrates `conn` and registers functions and views on it.
+/// Migrates `conn` and registers functions and views on it: every view and macro is
+/// re-created when a migration ran (so DuckDB binds it against the changed tables),
+/// otherwise only those missing or not what sphragis created.
 pub fn prepare(conn: &Connection) -> Result<()> {
-    migrations::apply(conn)?;
+    let migrated = migrations::apply(conn)?;
     crate::rules::udf::register_all(conn)?;
-    views::register(conn)?;
+    views::register(conn, !migrated.is_empty())?;
     Ok(())
 }
 

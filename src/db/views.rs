@@ -2,7 +2,8 @@
 //! build time.
 //!
 //! Each view file `sql/<area>/<name>_v<N>.sql` holds one `select` (dbt style: a header
-//! that gives the grain and every column). On open, every view is (re)created as
+//! that gives the grain and every column). A writing open creates each view that is
+//! missing or not what sphragis created (every view after a migration) as
 //! `create or replace view <name>_v<N> as <select>`, a pointer view `<name>` selects
 //! from the highest version, and the file's SHA-256 (CRLF → LF) is recorded in
 //! `sph_views` with the code that first recorded it. A recorded view whose SQL changed
@@ -21,6 +22,7 @@
 
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
+use std::collections::HashMap;
 
 /// The catalogue `sphragis views` prints: every registered view and macro with its
 /// version, SHA-256, source file and the code version that registered it.
@@ -238,33 +240,147 @@ pub fn find(name: &str) -> Option<&'static ViewFile> {
     VIEWS.iter().find(|v| v.name() == name)
 }
 
-/// Checks, without changing anything, that every view of this binary is recorded with
-/// its SHA-256. Errors name the first view that is missing or differs.
-pub fn check_current(conn: &Connection) -> Result<()> {
+/// What the file holds of the views and macros, read once: three queries, whatever the
+/// number of views (a query of `duckdb_views()` renders every view's SQL, so a query per
+/// view made every open quadratic in the number of views: about 1 CPU s with 150).
+struct Catalog {
+    /// `sph_views` rows by name.
+    recorded: HashMap<String, Recorded>,
+    /// `duckdb_views()`: view name → the SQL DuckDB stores for it.
+    views: HashMap<String, String>,
+    /// `duckdb_functions()`: table macro name → its definitions, sorted and joined by `\n`.
+    macros: HashMap<String, String>,
+}
+
+impl Catalog {
+    fn read(conn: &Connection) -> Result<Self> {
+        let mut recorded = HashMap::new();
+        let mut stmt = conn.prepare("select name, sha256, code_version, stored_sha256 from sph_views")?;
+        let mut rows = stmt.query([])?;
+        while let Some(r) = rows.next()? {
+            recorded.insert(
+                r.get::<_, String>(0)?,
+                Recorded { sha256: r.get(1)?, code_version: r.get(2)?, stored_sha256: r.get(3)? },
+            );
+        }
+        let pairs = |sql: &str| -> Result<HashMap<String, String>> {
+            let mut stmt = conn.prepare(sql)?;
+            let map = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
+            Ok(map)
+        };
+        let views = pairs(
+            "select view_name, string_agg(sql, '\n') from duckdb_views() \
+             where schema_name = 'main' and database_name = current_database() group by view_name",
+        )?;
+        let macros = pairs(
+            "select function_name, string_agg(macro_definition, '\n' order by macro_definition) from duckdb_functions() \
+             where function_type = 'table_macro' and schema_name = 'main' and database_name = current_database() \
+             group by function_name",
+        )?;
+        Ok(Self { recorded, views, macros })
+    }
+
+    /// The definition DuckDB stores for a view or macro named `name`, if any.
+    fn stored(&self, kind: SqlKind, name: &str) -> Option<&str> {
+        match kind {
+            SqlKind::View => self.views.get(name),
+            SqlKind::Macro => self.macros.get(name),
+        }
+        .map(String::as_str)
+    }
+
+    /// SHA-256 of the definition DuckDB stores for `view` in this file (the view's SQL,
+    /// or the macro's definitions), `None` when no such view or macro exists.
+    fn stored_sha256(&self, view: &ViewFile) -> Option<String> {
+        self.stored(view.kind, view.name()).map(|t| crate::hash::sha256_hex(t.as_bytes()))
+    }
+
+    /// Whether `view` is recorded with this binary's SHA-256 and DuckDB holds exactly the
+    /// definition sphragis created from it. Errors: recorded with another SHA-256 (the
+    /// file changed meaning without a new version).
+    fn is_current(&self, view: &ViewFile) -> Result<bool> {
+        match self.recorded.get(view.name()) {
+            Some(r) if r.sha256 != view.sha256() => bail!(changed_message(view, r)),
+            Some(r) => Ok(r.stored_sha256.is_some() && r.stored_sha256 == self.stored_sha256(view)),
+            None => Ok(false),
+        }
+    }
+}
+
+/// Every pointer: `(pointer name, the highest version of that view or macro)`.
+fn pointers() -> Result<Vec<(&'static str, &'static ViewFile)>> {
+    let mut latest: Vec<(&str, i32, &ViewFile)> = Vec::new();
     for view in VIEWS {
-        match recorded(conn, view.name())? {
-            Some(r) if r.sha256 == view.sha256() => {
-                let now = stored_definition_sha256(conn, view)?;
-                if r.stored_sha256.is_none() || now != r.stored_sha256 {
-                    bail!(
-                        "{kind} {name} in this file was changed outside sphragis: its stored definition is not the \
-                         one sphragis created from {src} (recorded sha256 {was}, now {now}). Its rows would not be \
-                         what the stamp names; run a writing command (`sphragis --db FILE init`) to re-create the \
-                         views and macros from this sphragis's files",
-                        kind = view.kind.as_str(),
-                        name = view.name(),
-                        src = view.source,
-                        was = r.stored_sha256.as_deref().unwrap_or("(none)"),
-                        now = now.as_deref().unwrap_or("(missing)"),
-                    );
-                }
-            }
-            Some(r) => bail!(changed_message(view, &r)),
-            None => bail!(
+        let (base, version) =
+            view.base_and_version().with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
+        match latest.iter_mut().find(|(b, _, _)| *b == base) {
+            Some(entry) if entry.1 < version => *entry = (base, version, view),
+            Some(_) => {}
+            None => latest.push((base, version, view)),
+        }
+    }
+    Ok(latest.into_iter().map(|(base, _, view)| (base, view)).collect())
+}
+
+/// The statement that creates pointer `base` over `view`, and the definition DuckDB
+/// stores for it (its `sql` for a view, its `macro_definition` for a macro).
+fn pointer_definition(base: &str, view: &ViewFile) -> (String, String) {
+    let name = view.name();
+    match view.macro_parameters() {
+        None => (
+            format!("create or replace view {base} as select * from {name}"),
+            format!("CREATE VIEW {base} AS SELECT * FROM {name};"),
+        ),
+        Some((list, names)) => {
+            let args = names.join(", ");
+            (
+                format!("create or replace macro {base}({list}) as table select * from {name}({args})"),
+                format!("SELECT * FROM {name}({args})"),
+            )
+        }
+    }
+}
+
+/// Checks, without changing anything, that every view of this binary is recorded with
+/// its SHA-256, that DuckDB holds the definition sphragis created from it, and that every
+/// pointer selects from its highest version. Errors name the first view that is
+/// missing or differs.
+pub fn check_current(conn: &Connection) -> Result<()> {
+    let catalog = Catalog::read(conn)?;
+    for view in VIEWS {
+        if catalog.is_current(view)? {
+            continue;
+        }
+        let Some(r) = catalog.recorded.get(view.name()) else {
+            bail!(
                 "{} {} is not in this file yet; run `sphragis init` (or any writing command) to add it",
                 view.kind.as_str(),
                 view.name()
-            ),
+            );
+        };
+        bail!(
+            "{kind} {name} in this file was changed outside sphragis: its stored definition is not the \
+             one sphragis created from {src} (recorded sha256 {was}, now {now}). Its rows would not be \
+             what the stamp names; run a writing command (`sphragis --db FILE init`) to re-create the \
+             views and macros from this sphragis's files",
+            kind = view.kind.as_str(),
+            name = view.name(),
+            src = view.source,
+            was = r.stored_sha256.as_deref().unwrap_or("(none)"),
+            now = catalog.stored_sha256(view).as_deref().unwrap_or("(missing)"),
+        );
+    }
+    for (base, view) in pointers()? {
+        let (_, expected) = pointer_definition(base, view);
+        if catalog.stored(view.kind, base) != Some(expected.as_str()) {
+            bail!(
+                "{kind} {base} in this file was changed outside sphragis: it should select from {name} \
+                 ({src}), the highest version. Run a writing command (`sphragis --db FILE init`) to re-create \
+                 the views and macros from this sphragis's files",
+                kind = view.kind.as_str(),
+                name = view.name(),
+                src = view.source,
+            );
         }
     }
     Ok(())
@@ -275,33 +391,6 @@ struct Recorded {
     sha256: String,
     code_version: Option<String>,
     stored_sha256: Option<String>,
-}
-
-fn recorded(conn: &Connection, name: &str) -> Result<Option<Recorded>> {
-    use duckdb::OptionalExt;
-    Ok(conn
-        .query_row("select sha256, code_version, stored_sha256 from sph_views where name = ?", [name], |r| {
-            Ok(Recorded { sha256: r.get(0)?, code_version: r.get(1)?, stored_sha256: r.get(2)? })
-        })
-        .optional()?)
-}
-
-/// SHA-256 of the definition DuckDB stores for `view` in this file (the view's SQL, or
-/// the macro's definition), `None` when no such view or macro exists.
-fn stored_definition_sha256(conn: &Connection, view: &ViewFile) -> Result<Option<String>> {
-    let sql = match view.kind {
-        SqlKind::View => {
-            "select string_agg(sql, '\n') from duckdb_views() \
-                          where view_name = ? and schema_name = 'main' and database_name = current_database()"
-        }
-        SqlKind::Macro => {
-            "select string_agg(macro_definition, '\n' order by macro_definition) from duckdb_functions() \
-                           where function_name = ? and function_type = 'table_macro' and schema_name = 'main' \
-                           and database_name = current_database()"
-        }
-    };
-    let text: Option<String> = conn.query_row(sql, [view.name()], |r| r.get(0))?;
-    Ok(text.map(|t| crate::hash::sha256_hex(t.as_bytes())))
 }
 
 /// The refusal for a database whose recorded view differs from this binary's file: which
@@ -325,22 +414,20 @@ fn changed_message(view: &ViewFile, was: &Recorded) -> String {
     )
 }
 
-/// Creates every view and pointer view and records new ones in `sph_views`.
+/// Creates the views, macros and pointers that are missing or not what sphragis
+/// created, and records new ones in `sph_views`. With `recreate_all` (a migration
+/// changed the tables this call), every view and macro is re-created so DuckDB binds it
+/// against the new tables. A file that is up to date costs three queries.
 ///
 /// Errors: a view recorded in the database has a different SHA-256 than the embedded
 /// file (its meaning changed without a new version), or DuckDB rejects the SQL.
-pub fn register(conn: &Connection) -> Result<()> {
-    let mut latest: Vec<(&str, i32, &ViewFile)> = Vec::new();
+pub fn register(conn: &Connection, recreate_all: bool) -> Result<()> {
+    let before = Catalog::read(conn)?;
+    let mut created = Vec::new();
     for view in VIEWS {
         let name = view.name();
-        let (base, version) =
-            view.base_and_version().with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
-        let sha = view.sha256();
-        let was = recorded(conn, name)?;
-        if let Some(was) = &was
-            && was.sha256 != sha
-        {
-            bail!(changed_message(view, was));
+        if before.is_current(view)? && !recreate_all {
+            continue;
         }
         match view.kind {
             SqlKind::View => conn
@@ -353,31 +440,41 @@ pub fn register(conn: &Connection) -> Result<()> {
                 conn.execute_batch(view.sql).with_context(|| format!("creating macro {name} from {}", view.source))?
             }
         }
-        let stored = stored_definition_sha256(conn, view)?;
-        if was.is_some() {
-            conn.execute("update sph_views set stored_sha256 = ? where name = ?", duckdb::params![stored, name])?;
+        created.push(view);
+    }
+    for (base, view) in pointers()? {
+        let (create, expected) = pointer_definition(base, view);
+        if recreate_all || before.stored(view.kind, base) != Some(expected.as_str()) {
+            conn.execute_batch(&create).with_context(|| format!("creating {base} over {}", view.name()))?;
         }
-        if was.is_none() {
+    }
+    if created.is_empty() {
+        return Ok(());
+    }
+    // What DuckDB stored for the views just created, read once for all of them.
+    let after = Catalog::read(conn)?;
+    for view in created {
+        let name = view.name();
+        let stored = after.stored_sha256(view);
+        if before.recorded.contains_key(name) {
+            conn.execute("update sph_views set stored_sha256 = ? where name = ?", duckdb::params![stored, name])?;
+        } else {
+            let (base, version) =
+                view.base_and_version().with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
             conn.execute(
                 "insert into sph_views (name, base_name, version, sha256, source, kind, code_version, stored_sha256) \
                  values (?, ?, ?, ?, ?, ?, ?, ?)",
-                duckdb::params![name, base, version, sha, view.source, view.kind.as_str(), crate::CODE_VERSION, stored],
+                duckdb::params![
+                    name,
+                    base,
+                    version,
+                    view.sha256(),
+                    view.source,
+                    view.kind.as_str(),
+                    crate::CODE_VERSION,
+                    stored
+                ],
             )?;
-        }
-        match latest.iter_mut().find(|(b, _, _)| *b == base) {
-            Some(entry) if entry.1 < version => *entry = (base, version, view),
-            Some(_) => {}
-            None => latest.push((base, version, view)),
-        }
-    }
-    for (base, _, view) in latest {
-        let name = view.name();
-        match view.macro_parameters() {
-            None => conn.execute_batch(&format!("create or replace view {base} as select * from {name}"))?,
-            Some((list, names)) => conn.execute_batch(&format!(
-                "create or replace macro {base}({list}) as table select * from {name}({})",
-                names.join(", ")
-            ))?,
         }
     }
     Ok(())
@@ -449,7 +546,7 @@ mod tests {
             [],
         )
         .unwrap();
-        for err in [register(&conn).unwrap_err().to_string(), check_current(&conn).unwrap_err().to_string()] {
+        for err in [register(&conn, false).unwrap_err().to_string(), check_current(&conn).unwrap_err().to_string()] {
             assert!(err.starts_with("view refine_removals_v1 in this database was recorded with sha256 abc"), "{err}");
             assert!(err.contains("by sphragis 0.0.9 (git 0123456789ab)"), "{err}");
             assert!(err.contains("sql/review/refine_removals_v1.sql with sha256"), "{err}");
@@ -486,6 +583,26 @@ mod tests {
         }
         let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
         assert!(err.contains("macro sft_budget_at_v1 in this file was changed outside sphragis"), "{err}");
+        drop(crate::db::open(&path).unwrap());
+        // a pointer view or macro replaced: refused on read, re-created by a writing open
+        for (replace, want) in [
+            (
+                "create or replace view split_counts as select 'fake' as org, 999 as n",
+                "view split_counts in this file was changed outside sphragis: it should select from split_counts_v1",
+            ),
+            (
+                "create or replace macro sft_budget_at(grad_accums, step_counts) as table select 1 as passes",
+                "macro sft_budget_at in this file was changed outside sphragis: it should select from sft_budget_at_v1",
+            ),
+        ] {
+            Connection::open(&path).unwrap().execute_batch(replace).unwrap();
+            let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+            assert!(err.contains(want), "{err}");
+            drop(crate::db::open(&path).unwrap());
+            let conn = crate::db::open_read_only(&path).unwrap();
+            let rows: i64 = conn.query_row("select count(*) from split_counts", [], |r| r.get(0)).unwrap();
+            assert_eq!(rows, 0, "split_counts reads split_counts_v1 again (no splits in this file)");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
