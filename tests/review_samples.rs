@@ -208,7 +208,9 @@ fn every_view_answers_without_sphragis_functions() {
                 "sft_weight_projection_at_v1" => format!("{name}([1.0])"),
                 "sft_budget_at_v1" => format!("{name}([8], [100])"),
                 "sft_truncation_at_v1" | "sft_truncation_views_at_v1" => format!("{name}([8192], 'right')"),
-                "version_diff_at_v1" | "example_moves_at_v1" => format!("{name}('v2', 'v3')"),
+                "version_diff_at_v1" | "example_moves_at_v1" | "version_diff_at_v2" | "example_moves_at_v2" => {
+                    format!("{name}('v2', 'v3')")
+                }
                 "report_diff_at_v1" => format!("{name}('refine_removals_v1', ['org'], 'v2', 'v3')"),
                 "sft_view_positions_at_v1" => format!("{name}('no-such-view')"),
                 other => panic!("macro {other}: add its arguments here"),
@@ -309,8 +311,23 @@ fn diff_between_versions_reconciles_with_reconciliation() {
     assert_eq!((status_a.as_str(), status_b.as_str()), ("duplicate", "kept"));
     let table = sphragis::review::diff::diff(&conn, "v2", "v3", false).unwrap();
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
-    assert_eq!((json["kind"].as_str(), json["name"].as_str()), (Some("macro"), Some("version_diff_at_v1")));
+    assert_eq!((json["kind"].as_str(), json["name"].as_str()), (Some("macro"), Some("version_diff_at_v2")));
     assert_eq!(json["arguments"], "'v2', 'v3'");
+    // the v2 macros: the same rows as v1, their version columns named version_a and version_b
+    // (v1's were named after the argument expressions, CAST('v2' AS VARCHAR) in a CSV header)
+    for (v1, v2) in [("version_diff_at_v1", "version_diff_at_v2"), ("example_moves_at_v1", "example_moves_at_v2")] {
+        let differing = ints(
+            &conn,
+            &format!(
+                "select count(*) from ((select * from {v1}('v2', 'v3') except all select * from {v2}('v2', 'v3'))
+                 union all (select * from {v2}('v2', 'v3') except all select * from {v1}('v2', 'v3')))"
+            ),
+        );
+        assert_eq!(differing, vec![0], "{v2} differs from {v1}");
+        let table = sphragis::review::diff::diff(&conn, "v2", "v3", v1.starts_with("example")).unwrap();
+        assert_eq!(table.stamp.as_ref().unwrap().name, v2);
+        assert_eq!(&table.columns[..2], &["version_a".to_string(), "version_b".to_string()], "{v2}");
+    }
     assert!(
         sphragis::review::diff::diff(&conn, "v2", "v9", false).unwrap_err().to_string().contains("v9 does not exist")
     );

@@ -172,8 +172,8 @@ fn macros_are_callable_from_a_stock_client() {
     );
     assert_eq!(
         rows,
-        serde_json::json!([{"kind": "macro", "n": 8}]),
-        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions) and the 3 of diff (example moves, version diff, report diff)"
+        serde_json::json!([{"kind": "macro", "n": 10}]),
+        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions) and the 5 of diff (example moves and version diff, v1 and v2; report diff)"
     );
     // The pointer macro follows the latest version.
     assert_eq!(

@@ -61,7 +61,7 @@ pub enum Command {
     /// Compare two corpus versions: per org removed, resurrected, added, dropped and moved
     /// between splits and halves (reconciled), with --examples every example that moved, or
     /// with --reports the figures of each report view that changed, old and new; stamped with
-    /// the table macro version_diff_at_v1 / example_moves_at_v1 / report_diff_at_v1 and its arguments.
+    /// the table macro version_diff_at_v2 / example_moves_at_v2 / report_diff_at_v1 and its arguments.
     Diff(diff::Args),
     /// Print or export report views (table, CSV, JSON, or one offline HTML file with charts
     /// and drill-downs), each stamped with the view or table macro, arguments and query that

@@ -95,6 +95,8 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/splits/split_examples_v2.sql"),
     table_macro!("sql/review/version_diff_at_v1.sql"),
     table_macro!("sql/review/example_moves_at_v1.sql"),
+    table_macro!("sql/review/version_diff_at_v2.sql"),
+    table_macro!("sql/review/example_moves_at_v2.sql"),
     table_macro!("sql/review/report_diff_at_v1.sql"),
     view!("sql/sft/sft_contract_v1.sql"),
     view!("sql/sft/sft_contract_summary_v1.sql"),

@@ -1,6 +1,6 @@
 //! `diff`: what changed between two corpus versions (issue 10), from the table macros
-//! `version_diff_at_v1` (per org: removed, resurrected, added, dropped, moved between splits
-//! and halves, with a reconciliation check) and `example_moves_at_v1` (per example that
+//! `version_diff_at_v2` (per org: removed, resurrected, added, dropped, moved between splits
+//! and halves, with a reconciliation check) and `example_moves_at_v2` (per example that
 //! moved). The tables are stamped with the macro and its arguments, so a stock DuckDB
 //! client re-runs the stamp's query and gets the same rows.
 //!
@@ -25,9 +25,9 @@ use std::path::Path;
 pub fn diff(conn: &Connection, a: &str, b: &str, per_example: bool) -> Result<ReportTable> {
     check_versions(conn, a, b)?;
     let (name, about) = if per_example {
-        ("example_moves_at_v1", format!("examples whose verdict, split or half differs from {a} to {b}"))
+        ("example_moves_at_v2", format!("examples whose verdict, split or half differs from {a} to {b}"))
     } else {
-        ("version_diff_at_v1", format!("per org, {a} -> {b}: removed, resurrected, added, dropped, moved; reconciles"))
+        ("version_diff_at_v2", format!("per org, {a} -> {b}: removed, resurrected, added, dropped, moved; reconciles"))
     };
     let arguments = format!("{}, {}", sql_literal(a), sql_literal(b));
     run_macro(conn, name, arguments, "diff".into(), about)

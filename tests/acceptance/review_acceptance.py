@@ -148,6 +148,7 @@ con = duckdb.connect(db, read_only=True)
 calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [100])",
          "sft_truncation_at_v1": "([8192], 'right')", "sft_truncation_views_at_v1": "([8192], 'right')",
          "version_diff_at_v1": "('v2', 'v3')", "example_moves_at_v1": "('v2', 'v3')",
+         "version_diff_at_v2": "('v2', 'v3')", "example_moves_at_v2": "('v2', 'v3')",
          "report_diff_at_v1": "('refine_removals_v1', ['org'], 'v2', 'v3')",
          "sft_view_positions_at_v1": "('no such view')"}
 views = con.execute("select name, kind from sph_views order by name").fetchall()
@@ -156,7 +157,7 @@ for name, kind in views:
     print(f"ok   stock duckdb {duckdb.__version__}: {kind} {name} answers ({n} rows)")
 stock = con.execute("select strict, gerrit_substring from fence_agreement_v1 where version = 'v3' and org = 'tufano2021'").fetchone()
 check("stock client reads the same tufano2021 fence counts", stock, (18, 0))
-diff = con.execute("select removed, reconciles from version_diff_at_v1('v2', 'v3') where org = 'tufano2021'").fetchone()
+diff = con.execute("select removed, reconciles from version_diff_at_v2('v2', 'v3') where org = 'tufano2021'").fetchone()
 check("stock client: diff v2 -> v3 removes tufano2021's 18 suggested edits and reconciles", diff, (18, True))
 funcs = con.execute("select count(*) from duckdb_functions() where function_name like 'sph_%'").fetchone()[0]
 check("stock client has no sph_ functions", funcs, 0)

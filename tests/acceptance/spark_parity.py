@@ -77,6 +77,12 @@ MACRO_PROBES = {
     "example_moves_at_v1": "select a.version, b.version from (select distinct version from refine_examples) as a "
                            "cross join (select distinct version from refine_examples) as b "
                            "where a.version <> b.version order by 1, 2 limit 6",
+    "version_diff_at_v2": "select a.version, b.version from (select distinct version from refine_examples) as a "
+                          "cross join (select distinct version from refine_examples) as b "
+                          "where a.version <> b.version order by 1, 2 limit 6",
+    "example_moves_at_v2": "select a.version, b.version from (select distinct version from refine_examples) as a "
+                           "cross join (select distinct version from refine_examples) as b "
+                           "where a.version <> b.version order by 1, 2 limit 6",
     "sft_view_positions_at_v1": "select view_id from (select view_id, row_number() over (partition by pool "
                                 "order by view_id) as n from sft_views) where n = 1 order by view_id limit 3",
 }
