@@ -181,3 +181,27 @@ fn macros_are_callable_from_a_stock_client() {
         stock_rows(&db, "select passes from sft_budget_at_v1([8], [100])")
     );
 }
+
+/// `report all` runs its reports on several connections at once (report::run_many): the
+/// tables, rows and stamps must be those of running each report alone, in the same order.
+#[test]
+fn reports_run_in_parallel_give_the_tables_of_one_after_another() {
+    let db = demo_db("parallel");
+    let conn = sphragis::db::open_read_only(&db).unwrap();
+    let reports: Vec<&sphragis::report::Report> = sphragis::report::REPORTS.iter().collect();
+    let together = sphragis::report::run_many(&conn, &reports, None, |_| None).unwrap();
+    assert_eq!(together.len(), reports.len());
+    let mut rows = 0;
+    for (report, table) in reports.iter().zip(&together) {
+        let alone = sphragis::report::run_with(&conn, report, None, None).unwrap();
+        assert_eq!(table.report, alone.report);
+        assert_eq!(table.columns, alone.columns, "{}", report.name);
+        assert_eq!(table.rows, alone.rows, "{}", report.name);
+        assert_eq!(table.stamp.as_ref().map(|s| &s.query), alone.stamp.as_ref().map(|s| &s.query));
+        rows += table.rows.len();
+    }
+    assert!(rows > 100, "the demo's reports hold rows ({rows})");
+    // the first failing report is the error, as when they run one after another
+    let err = sphragis::report::run_many(&conn, &reports, Some("no-such-version"), |_| None).unwrap_err();
+    assert!(err.to_string().contains("version no-such-version does not exist"), "{err}");
+}

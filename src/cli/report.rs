@@ -153,17 +153,14 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
             });
         }
     }
-    let mut tables = Vec::new();
-    for r in chosen {
-        let arguments = match r.name {
-            "weights" => weights.as_ref(),
-            "budget" => budget.as_ref(),
-            "truncation" => truncation.as_ref(),
-            "truncation-views" => truncation_views.as_ref(),
-            _ => None,
-        };
-        tables.push(report::run_with(&conn, r, args.version.as_deref(), arguments)?);
-    }
+    let arguments_of = |r: &Report| match r.name {
+        "weights" => weights.as_ref(),
+        "budget" => budget.as_ref(),
+        "truncation" => truncation.as_ref(),
+        "truncation-views" => truncation_views.as_ref(),
+        _ => None,
+    };
+    let tables = report::run_many(&conn, &chosen, args.version.as_deref(), arguments_of)?;
     let options = serde_json::json!({
         "report": args.name,
         "version": args.version,

@@ -151,6 +151,49 @@ pub fn run(conn: &Connection, report: &Report, version: Option<&str>) -> Result<
     run_with(conn, report, version, None)
 }
 
+/// Runs each of `reports` as [`run_with`] does (with `arguments_of(report)`) and returns
+/// their tables in the order given. The reports run on up to as many threads as the
+/// machine has cores (at most 4), each on its own connection to the same database
+/// (`try_clone`): a report over a small corpus is mostly DuckDB binding and planning its
+/// view, which is single-threaded. The rows and stamps are those of running the reports
+/// one after another.
+///
+/// Errors: the first report that fails, as [`run_with`]; a connection that cannot be
+/// cloned.
+pub fn run_many<'a>(
+    conn: &Connection,
+    reports: &[&Report],
+    version: Option<&str>,
+    arguments_of: impl Fn(&Report) -> Option<&'a Arguments> + Sync,
+) -> Result<Vec<ReportTable>> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4).min(reports.len());
+    if workers <= 1 {
+        return reports.iter().map(|r| run_with(conn, r, version, arguments_of(r))).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let connections = (0..workers).map(|_| conn.try_clone()).collect::<duckdb::Result<Vec<_>>>()?;
+    let mut results: Vec<(usize, Result<ReportTable>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = connections
+            .into_iter()
+            .map(|worker| {
+                let (next, arguments_of) = (&next, &arguments_of);
+                scope.spawn(move || {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(report) = reports.get(i) else { break };
+                        done.push((i, run_with(&worker, report, version, arguments_of(report))));
+                    }
+                    done
+                })
+            })
+            .collect();
+        handles.into_iter().flat_map(|h| h.join().expect("a report thread panicked")).collect()
+    });
+    results.sort_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, table)| table).collect()
+}
+
 /// Runs `report`, optionally keeping only rows of corpus `version`, on its view or — when
 /// `arguments` are given — on its table macro with those arguments. Rows are ordered by
 /// all columns, left to right, so output is deterministic. The returned table's stamp
