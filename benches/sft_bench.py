@@ -40,9 +40,12 @@ Run from the repo root (Python 3 stdlib; the DuckDB peer runs in the venv's pyth
 
     python3 benches/sft_bench.py                     # deletes its files at the end
     python3 benches/sft_bench.py --keep --workdir /tmp/sb
+    python3 benches/sft_bench.py --scale 1 4         # the file x1, then x4 (memory must stay flat)
     options: --shared DIR (default ../shared), --bin PATH (default
     $CARGO_TARGET_DIR or ~/.cache/sphragis-target, + /release/sphragis),
-    --venv-python PATH (default ~/.cache/sphragis-venv/bin/python), --workdir DIR, --keep
+    --venv-python PATH (default ~/.cache/sphragis-venv/bin/python), --workdir DIR, --keep,
+    --scale N [N ...] (default 1: the file N times, copy r's instance ids prefixed `r<r>-`, so
+    every view is distinct; every step runs once per scale, a summary of loads per scale at the end)
 """
 import json, math, os, re, shutil, subprocess, sys, tempfile, time
 
@@ -112,12 +115,29 @@ def same(a, b):
     return a == b
 
 
-def bench(args, work):
+def scaled(pools, scale):
+    """Writes `pools` `scale` times over into a new file (copy r > 0 with its instance ids
+    prefixed `r<r>-`) and returns its path; scale 1 is `pools` itself."""
+    if scale == 1:
+        return pools
+    out = pools.replace(".jsonl", f"_x{scale}.jsonl")
+    with open(out, "w") as f:
+        for r in range(scale):
+            with open(pools) as src:
+                for line in src:
+                    f.write(line if r == 0 else line.replace('"instance_id": "', f'"instance_id": "r{r}-', 1))
+    return out
+
+
+def bench(args, work, scale=1, summary=None):
     bench_dir = os.path.join(args.shared, "bench")
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, os.path.join(bench_dir, "gen_sft_pools.py")], cwd=work, check=True)
+    if not os.path.exists(os.path.join(work, "sft_pools.jsonl")):
+        subprocess.run([sys.executable, os.path.join(bench_dir, "gen_sft_pools.py")], cwd=work, check=True)
+    pools = scaled(os.path.join(work, "sft_pools.jsonl"), scale)
     gen_seconds = time.perf_counter() - t0
-    pools = os.path.join(work, "sft_pools.jsonl")
+    work = os.path.join(work, f"x{scale}")
+    os.makedirs(work, exist_ok=True)
     mb = os.path.getsize(pools) / 1e6
     db = os.path.join(work, "sphragis_sft.duckdb")
     native_db = os.path.join(work, "native_sft.duckdb")
@@ -175,7 +195,7 @@ def bench(args, work):
     rows.append((label, out and out.strip().splitlines()[-1]))
 
     positions = ref.get("positions") or (sph.get("positions") or [(None, 0)])[0][1]
-    print(f"\nSFT pools: {mb:,.1f} MB JSONL, {positions:,} token positions "
+    print(f"\nSFT pools x{scale}: {mb:,.1f} MB JSONL, {positions:,} token positions "
           f"(generated in {gen_seconds:.1f} s, not timed)")
     print(f"  {'step':<48}{'seconds':>8}{'peak MiB':>10}  output")
     for label, shown in rows:
@@ -246,11 +266,17 @@ def bench(args, work):
         print(f"  fastest union formulation: {min(unions)[1]} ({min(unions)[0]:.2f} s wall)")
     for p in problems:
         print(f"  PROBLEM {p}")
+    if summary is not None:
+        native = timing.get("duckdb read_json + union (peer)")
+        summary.append((scale, mb, load, peer.get("load_seconds"), native and native[1]))
     return not problems
 
 
 def main():
-    args = parser(__doc__.splitlines()[0]).parse_args()
+    p = parser(__doc__.splitlines()[0])
+    p.add_argument("--scale", type=int, nargs="+", default=[1],
+                   help="run on the file N times over, once per N (default 1)")
+    args = p.parse_args()
     args.shared = os.path.abspath(args.shared)
     args.bin = os.path.abspath(args.bin)
     header("sphragis SFT-views benchmark (benches/sft_bench.py)", args, [
@@ -260,7 +286,16 @@ def main():
     work = tempfile.mkdtemp(prefix="sft_bench.", dir=args.workdir)
     ok = False
     try:
-        ok = bench(args, work)
+        summary = []
+        ok = all([bench(args, work, scale, summary) for scale in args.scale])
+        print("\nloads per scale (peak MiB must stay flat as the file grows):")
+        print(f"  {'scale':<7}{'MB':>9}{'sphragis s':>12}{'peak MiB':>10}{'read_json s':>13}{'peer MiB':>10}"
+              f"{'ratio':>7}")
+        for scale, mb, load, peer_s, peer_rss in summary:
+            s, rss = load if load else (float("nan"), float("nan"))
+            ratio = peer_s / s if load and peer_s else float("nan")
+            print(f"  x{scale:<6}{mb:>9,.1f}{s:>12.2f}{rss:>10,.0f}{peer_s or float('nan'):>13.2f}"
+                  f"{peer_rss or float('nan'):>10,.0f}{ratio:>7.2f}")
     finally:
         if args.keep:
             print(f"\nkept {work}")

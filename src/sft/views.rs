@@ -16,10 +16,10 @@
 use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
 use crate::ingest::{InputError, InputKind};
 use anyhow::{Context, Result};
+use duckdb::Connection;
 use duckdb::arrow::array::{
-    ArrayRef, Int8Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
+    ArrayBuilder, ArrayRef, Int8Builder, Int32Builder, Int64Builder, ListBuilder, RecordBatch, StringBuilder,
 };
-use duckdb::{Connection, params};
 use serde::Deserialize;
 use std::io::BufRead;
 use std::path::Path;
@@ -130,8 +130,10 @@ pub struct View {
     pub pool: String,
     pub instance_id: String,
     pub family: Option<String>,
-    pub input_ids: Vec<i64>,
-    pub loss_mask: Vec<i64>,
+    /// Token ids, each checked to fit 32 bits (the column's type).
+    pub input_ids: Vec<i32>,
+    /// Mask values as given (or 0/1 from labels), each checked to fit one byte.
+    pub loss_mask: Vec<i8>,
     pub mask_source: &'static str,
     pub span_end: Option<SpanEnd>,
     /// `(msg_index, role, start, end_exclusive)` in input order.
@@ -148,7 +150,7 @@ pub struct View {
 pub use super::family::family_of;
 
 /// Maximal runs `[start, end)` of positions whose mask value is 1.
-pub fn supervised_runs(mask: &[i64]) -> Vec<(i64, i64)> {
+pub fn supervised_runs(mask: &[i8]) -> Vec<(i64, i64)> {
     let mut runs = Vec::new();
     let mut start = None;
     for (i, v) in mask.iter().enumerate() {
@@ -332,8 +334,10 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         family: raw.family.or_else(|| family_of(&raw.instance_id)),
         pool,
         instance_id: raw.instance_id,
-        input_ids: raw.input_ids,
-        loss_mask,
+        // both checked above to fit: input_ids 32 bits, a given mask one byte, a mask
+        // from labels is 0/1
+        input_ids: raw.input_ids.iter().map(|v| *v as i32).collect(),
+        loss_mask: loss_mask.iter().map(|v| *v as i8).collect(),
         mask_source,
         span_end,
         spans,
@@ -365,29 +369,34 @@ pub fn read(
     })
 }
 
-/// Buffers views and writes them: ids and masks as Arrow list columns through the
-/// appender, spans and supervised runs as rows. Call [`ViewWriter::finish`].
+/// Buffers views and writes them as Arrow record batches through the appender: the views
+/// with their ids and masks as list columns, their message spans, their supervised runs.
+/// Call [`ViewWriter::finish`].
 pub struct ViewWriter<'conn> {
     conn: &'conn Connection,
     file_id: i32,
     tokenizer: Option<(i32, String)>,
     pending: Vec<View>,
+    pending_positions: usize,
     written: i64,
 }
 
-/// Views per Arrow batch: bounds memory to a few dozen views' token lists.
-const BATCH: usize = 32;
+/// Token positions per Arrow batch (about 5 bytes each buffered, as many again in the
+/// batch): bounds memory to some 40 MB whatever the file's size, while each append
+/// carries enough rows that its fixed cost does not count.
+const BATCH_POSITIONS: usize = 1 << 22;
 
 impl<'conn> ViewWriter<'conn> {
     /// A writer for views of ingest file `file_id`.
     pub fn new(conn: &'conn Connection, file_id: i32, tokenizer: Option<(i32, String)>) -> Self {
-        Self { conn, file_id, tokenizer, pending: Vec::with_capacity(BATCH), written: 0 }
+        Self { conn, file_id, tokenizer, pending: Vec::new(), pending_positions: 0, written: 0 }
     }
 
     /// Adds a view; writes a batch when full.
     pub fn append(&mut self, view: View) -> Result<()> {
+        self.pending_positions += view.input_ids.len() + view.loss_mask.len();
         self.pending.push(view);
-        if self.pending.len() >= BATCH {
+        if self.pending_positions >= BATCH_POSITIONS {
             self.flush()?;
         }
         Ok(())
@@ -398,12 +407,15 @@ impl<'conn> ViewWriter<'conn> {
             return Ok(());
         }
         let views = std::mem::take(&mut self.pending);
+        self.pending_positions = 0;
         let mut strings: [StringBuilder; 11] = Default::default();
         let mut ints: [Int32Builder; 5] = Default::default();
         let mut bigs: [Int64Builder; 2] = Default::default();
-        let mut lists: [ListBuilder<Int32Builder>; 2] = Default::default();
-        let mut masks: ListBuilder<Int8Builder> = ListBuilder::new(Int8Builder::new());
-        let to_i32 = |v: i64| i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX });
+        let n_ids: usize = views.iter().map(|v| v.input_ids.len()).sum();
+        let n_mask: usize = views.iter().map(|v| v.loss_mask.len()).sum();
+        let mut ids = ListBuilder::new(Int32Builder::with_capacity(n_ids));
+        let mut masks = ListBuilder::new(Int8Builder::with_capacity(n_mask));
+        let mut keep: ListBuilder<Int32Builder> = ListBuilder::new(Int32Builder::new());
         for v in &views {
             strings[0].append_value(&v.view_id);
             strings[1].append_value(&v.pool);
@@ -411,18 +423,18 @@ impl<'conn> ViewWriter<'conn> {
             strings[3].append_option(v.family.as_deref());
             ints[0].append_value(v.input_ids.len() as i32);
             ints[1].append_value(v.loss_mask.len() as i32);
-            lists[0].values().extend(v.input_ids.iter().map(|x| Some(to_i32(*x))));
-            lists[0].append(true);
-            masks.values().extend(v.loss_mask.iter().map(|x| Some(i8::try_from(*x).unwrap_or(i8::MIN))));
+            ids.values().append_slice(&v.input_ids);
+            ids.append(true);
+            masks.values().append_slice(&v.loss_mask);
             masks.append(true);
             strings[4].append_value(v.mask_source);
             strings[5].append_option(v.span_end.map(SpanEnd::name));
             match &v.keep_msgs {
                 Some(k) => {
-                    lists[1].values().extend(k.iter().map(|x| Some(to_i32(*x))));
-                    lists[1].append(true);
+                    keep.values().extend(k.iter().map(|x| Some(to_i32(*x))));
+                    keep.append(true);
                 }
-                None => lists[1].append(false),
+                None => keep.append(false),
             }
             bigs[0].append_option(v.claimed_tokens);
             bigs[1].append_option(v.claimed_supervised);
@@ -438,8 +450,6 @@ impl<'conn> ViewWriter<'conn> {
             strings.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
         let [n_ids, n_mask, vocab, file_id, record] = ints.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
         let [claimed_tokens, claimed_supervised] = bigs.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
-        let [ids, keep] = lists.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
-        let mask = Arc::new(masks.finish()) as ArrayRef;
         let batch = RecordBatch::try_from_iter(vec![
             ("view_id", view_id),
             ("pool", pool),
@@ -447,11 +457,11 @@ impl<'conn> ViewWriter<'conn> {
             ("family", family),
             ("n_ids", n_ids),
             ("n_mask", n_mask),
-            ("input_ids", ids),
-            ("loss_mask", mask),
+            ("input_ids", Arc::new(ids.finish()) as ArrayRef),
+            ("loss_mask", Arc::new(masks.finish()) as ArrayRef),
             ("mask_source", mask_source),
             ("span_end", span_end),
-            ("keep_msgs", keep),
+            ("keep_msgs", Arc::new(keep.finish()) as ArrayRef),
             ("claimed_tokens", claimed_tokens),
             ("claimed_supervised", claimed_supervised),
             ("vocab_size", vocab),
@@ -465,25 +475,51 @@ impl<'conn> ViewWriter<'conn> {
         let mut appender = self.conn.appender("sft_views")?;
         appender.append_record_batch(batch).context("writing views (a view_id may already be loaded)")?;
         appender.flush().context("writing views (a view_id may already be loaded)")?;
-        let mut spans = self.conn.appender("sft_view_spans")?;
-        let mut runs = self.conn.appender("sft_view_runs")?;
+        // spans and runs: one batch each
+        let (mut span_view, mut span_ordinal, mut span_index) =
+            (StringBuilder::new(), Int32Builder::new(), Int32Builder::new());
+        let (mut span_role, mut span_start, mut span_end) =
+            (StringBuilder::new(), Int32Builder::new(), Int32Builder::new());
+        let (mut run_view, mut run_start, mut run_end) =
+            (StringBuilder::new(), Int32Builder::new(), Int32Builder::new());
         for v in &views {
             for (ordinal, (index, role, start, end)) in v.spans.iter().enumerate() {
-                spans.append_row(params![
-                    v.view_id,
-                    ordinal as i32,
-                    to_i32(*index),
-                    role,
-                    to_i32(*start),
-                    to_i32(*end)
-                ])?;
+                span_view.append_value(&v.view_id);
+                span_ordinal.append_value(ordinal as i32);
+                span_index.append_value(to_i32(*index));
+                span_role.append_value(role);
+                span_start.append_value(to_i32(*start));
+                span_end.append_value(to_i32(*end));
             }
             for (start, end) in supervised_runs(&v.loss_mask) {
-                runs.append_row(params![v.view_id, start as i32, end as i32])?;
+                run_view.append_value(&v.view_id);
+                run_start.append_value(start as i32);
+                run_end.append_value(end as i32);
             }
         }
-        spans.flush()?;
-        runs.flush()?;
+        if !span_view.is_empty() {
+            let batch = RecordBatch::try_from_iter(vec![
+                ("view_id", Arc::new(span_view.finish()) as ArrayRef),
+                ("ordinal", Arc::new(span_ordinal.finish()) as ArrayRef),
+                ("msg_index", Arc::new(span_index.finish()) as ArrayRef),
+                ("role", Arc::new(span_role.finish()) as ArrayRef),
+                ("start_pos", Arc::new(span_start.finish()) as ArrayRef),
+                ("end_pos", Arc::new(span_end.finish()) as ArrayRef),
+            ])?;
+            let mut spans = self.conn.appender("sft_view_spans")?;
+            spans.append_record_batch(batch)?;
+            spans.flush()?;
+        }
+        if !run_view.is_empty() {
+            let batch = RecordBatch::try_from_iter(vec![
+                ("view_id", Arc::new(run_view.finish()) as ArrayRef),
+                ("run_start", Arc::new(run_start.finish()) as ArrayRef),
+                ("run_end", Arc::new(run_end.finish()) as ArrayRef),
+            ])?;
+            let mut runs = self.conn.appender("sft_view_runs")?;
+            runs.append_record_batch(batch)?;
+            runs.flush()?;
+        }
         self.written += views.len() as i64;
         Ok(())
     }
@@ -493,6 +529,12 @@ impl<'conn> ViewWriter<'conn> {
         self.flush()?;
         Ok(self.written)
     }
+}
+
+/// `v` as a 32-bit integer, clamped (values are checked to fit at parse; a span end
+/// made exclusive may be one past the largest).
+fn to_i32(v: i64) -> i32 {
+    i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX })
 }
 
 /// Loads a view file in one transaction, bound in the ingest log (kind `views`).
@@ -511,7 +553,28 @@ pub fn load(
         "tokenizer_sha256": options.tokenizer.as_ref().map(|t| &t.1),
     })
     .to_string();
-    crate::ingest::load_file(conn, path, InputKind::Views, Some(&recorded), |conn, file_id, reader| {
+    // A view file is a few thousand rows of long lists: DuckDB would write every list to
+    // its write-ahead log at commit and again to the database file when it checkpoints on
+    // close. A zero threshold makes the commit checkpoint instead, and a transaction
+    // estimated at 100 kB or more (auto_checkpoint_skip_wal_threshold) then skips the log:
+    // the data is written once. The setting is restored however the load ends.
+    // (sphragis never sets it otherwise: reset is the value it had.)
+    conn.execute_batch("set checkpoint_threshold = '0b'")?;
+    let outcome = load_views(conn, path, options, progress, &recorded);
+    let reset = conn.execute_batch("reset checkpoint_threshold");
+    let outcome = outcome?;
+    reset?;
+    Ok(outcome)
+}
+
+fn load_views(
+    conn: &Connection,
+    path: &Path,
+    options: &ViewOptions,
+    progress: &mut dyn FnMut(u64),
+    recorded: &str,
+) -> Result<crate::ingest::LoadOutcome> {
+    crate::ingest::load_file(conn, path, InputKind::Views, Some(recorded), |conn, file_id, reader| {
         let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
         // view_ids already in the database, with their file: a repeat is named, not left
         // to a constraint error.
