@@ -343,15 +343,22 @@ fn view_load_writes_its_lists_once_not_to_the_wal() {
     std::fs::write(&file, text).unwrap();
     let db = dir.join("v.duckdb");
     let conn = sphragis::db::open(&db).unwrap();
-    let default: String = conn.query_row("select current_setting('checkpoint_threshold')", [], |r| r.get(0)).unwrap();
+    let settings = |conn: &duckdb::Connection| -> (String, String) {
+        conn.query_row("select current_setting('checkpoint_threshold'), current_setting('memory_limit')", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+    };
+    let default = settings(&conn);
     let wal = dir.join("v.duckdb.wal");
     let wal_before = std::fs::metadata(&wal).map_or(0, |m| m.len());
     load(&conn, &file, &ViewOptions::default(), &mut |_| {}).unwrap();
     let wal_after = std::fs::metadata(&wal).map_or(0, |m| m.len());
     // 300,000 ids alone are 1.2 MB; the log holds at most the ingest log's rows
     assert!(wal_after <= wal_before + 64 * 1024, "WAL grew from {wal_before} to {wal_after} bytes");
-    let after: String = conn.query_row("select current_setting('checkpoint_threshold')", [], |r| r.get(0)).unwrap();
-    assert_eq!(after, default);
+    // the load's checkpoint threshold and memory cap are restored after it
+    assert_eq!(settings(&conn), default);
+    assert_ne!(default.1, sphragis::sft::views::LOAD_MEMORY_LIMIT);
     let (rows, positions, id_sum, supervised): (i64, i64, i64, i64) = conn
         .query_row(
             "select count(*), sum(n_ids), sum(list_sum(input_ids)), sum(list_sum(loss_mask)) from sft_views",
