@@ -290,6 +290,53 @@ fn sample_runs_repeats_and_pass_at_k_by_hand() {
 }
 
 #[test]
+fn portable_v2_run_views_give_the_rows_of_v1() {
+    // eval_runs_v2 rounds the batch times with round_even before the cast (Spark truncates a
+    // double cast to bigint, DuckDB rounds it); the other v2s read it instead of
+    // eval_runs_v1, and eval_pass_at_k_v2 unnests its steps instead of reading range() in
+    // FROM: the same rows, on every sample run (ft1 has two batch files).
+    let conn = sample_db();
+    for (v1, v2, count) in [
+        ("eval_runs_v1", "eval_runs_v2", 5),
+        ("eval_repeat_instances_v1", "eval_repeat_instances_v2", 5),
+        ("eval_repeats_v1", "eval_repeats_v2", 1),
+        ("eval_pass_at_k_v1", "eval_pass_at_k_v2", 2),
+    ] {
+        let mut old = rows(&conn, &format!("select * from {v1}"));
+        let mut new = rows(&conn, &format!("select * from {v2}"));
+        old.sort();
+        new.sort();
+        assert_eq!(old.len(), count, "{v1}: {old:?}");
+        assert_eq!(old, new, "{v1} and {v2} differ");
+    }
+}
+
+#[test]
+fn double_cast_to_bigint_rounds_batch_times_half_to_even_in_v1_and_v2() {
+    // The fault: v1 casts a double (seconds * 1e6) to bigint, which DuckDB rounds and Spark
+    // truncates. 1763506501.7698025 s is 1763506501769802.5 us as a double (half to even:
+    // ...802; round() would give ...803) and 1763506501.7698028 s is ...802.75 (rounded
+    // ...803; truncated ...802). v2 rounds with round_even first: the same timestamps as v1.
+    let dir = std::env::temp_dir().join(format!("sphragis-eval-half-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (time, id) in [("1763506501.7698025", "demo__a-1"), ("1763506501.7698028", "demo__b-2")] {
+        let body = format!("instances_by_exit_status:\n  Submitted:\n  - {id}\n");
+        std::fs::write(dir.join(format!("exit_statuses_{time}.yaml")), body).unwrap();
+    }
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load_run(&conn, &spec("half", "m", None), std::slice::from_ref(&dir)).unwrap();
+    for view in ["eval_runs_v1", "eval_runs_v2"] {
+        assert_eq!(
+            one(&conn, &format!("select first_batch_at::varchar, last_batch_at::varchar from {view}")),
+            ["2025-11-18 22:55:01.769802", "2025-11-18 22:55:01.769803"],
+            "{view}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn load_run_bad_file_names_file_line_and_field_and_writes_nothing() {
     let dir = std::env::temp_dir().join(format!("sphragis-eval-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -365,10 +412,10 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
     let out_dir = dir.join("out");
     let out = run(&["report", "runs", "--format", "csv", "--out", out_dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for view in ["eval_runs_v1", "eval_symptoms_v1", "eval_pairs_v1", "eval_repeats_v1", "eval_pass_at_k_v1"] {
+    for view in ["eval_runs_v2", "eval_symptoms_v1", "eval_pairs_v1", "eval_repeats_v2", "eval_pass_at_k_v2"] {
         assert!(out_dir.join(format!("{view}.csv")).exists(), "{view}");
     }
-    let runs = std::fs::read_to_string(out_dir.join("eval_runs_v1.csv")).unwrap();
+    let runs = std::fs::read_to_string(out_dir.join("eval_runs_v2.csv")).unwrap();
     assert!(runs.lines().nth(1).unwrap().starts_with("base,base-7b,,,0,,,false,5,5,4,1,0.25,"), "{runs}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -605,10 +605,10 @@ fn runs_section_charts_every_run_and_links_its_instances() {
 
     let links: std::collections::BTreeMap<(String, String), (i64, Vec<String>)> = drill_links(&dom)
         .into_iter()
-        .filter(|l| l.link.starts_with("eval_runs_v1."))
+        .filter(|l| l.link.starts_with("eval_runs_v2."))
         .map(|l| {
             (
-                (l.link["eval_runs_v1.".len()..].to_string(), l.key[4..].to_string()),
+                (l.link["eval_runs_v2.".len()..].to_string(), l.key[4..].to_string()),
                 (l.count, l.ids.into_iter().collect()),
             )
         })

@@ -289,7 +289,7 @@ fn examples_show_the_prompt_comments_and_a_real_json_stamp() {
     let table = splits::examples(&conn, "v3", "openstack", "pilot", false).unwrap();
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
     assert_eq!(json["kind"], "view");
-    assert_eq!(json["name"], "split_examples_v1");
+    assert_eq!(json["name"], "split_examples_v2");
     assert_eq!(json["filter"], "version = 'v3' and org = 'openstack' and split = 'pilot'");
     // the one pilot example (tests/review_splits.rs criteria_by_hand: pilot 1) and its comment
     let rows = json["rows"].as_array().unwrap();

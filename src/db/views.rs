@@ -156,6 +156,10 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/eval/eval_repeat_instances_v1.sql"),
     view!("sql/eval/eval_repeats_v1.sql"),
     view!("sql/eval/eval_pass_at_k_v1.sql"),
+    view!("sql/eval/eval_runs_v2.sql"),
+    view!("sql/eval/eval_repeat_instances_v2.sql"),
+    view!("sql/eval/eval_repeats_v2.sql"),
+    view!("sql/eval/eval_pass_at_k_v2.sql"),
 ];
 
 impl ViewFile {

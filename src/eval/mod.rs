@@ -14,7 +14,10 @@
 //! interval, finishes, continued runs), `eval_symptoms_v1` (run × heuristic symptom),
 //! `eval_pairs_v1` / `eval_pair_instances_v1` (two runs on their shared instances, exact
 //! McNemar p), `eval_repeats_v1`, `eval_repeat_instances_v1` and `eval_pass_at_k_v1`
-//! (independent repeats of one model and harness; continued runs never count).
+//! (independent repeats of one model and harness; continued runs never count). The
+//! `runs` report reads `eval_runs_v2`, `eval_repeats_v2` (over `eval_repeat_instances_v2`)
+//! and `eval_pass_at_k_v2`: the same rows as their `_v1`s, written so that they run on
+//! Spark too (README "Beyond one machine").
 
 pub mod files;
 pub mod load;

@@ -114,21 +114,21 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "segments",
-        view: "sft_segment_patterns_v1",
+        view: "sft_segment_patterns_v2",
         about: "SFT segment-level mask audit per pool: header, thinking, text, tool call, end of turn, content — majority pattern and deviating views",
         by_version: false,
         macro_name: None,
     },
     Report {
         name: "segment-views",
-        view: "sft_segment_supervision_v1",
+        view: "sft_segment_supervision_v2",
         about: "SFT supervised tokens per view, role and segment, with the view's pattern (always / never / partly)",
         by_version: false,
         macro_name: None,
     },
     Report {
         name: "segment-deviations",
-        view: "sft_segment_deviations_v1",
+        view: "sft_segment_deviations_v2",
         about: "SFT views whose segment pattern deviates from their pool's majority, or whose segments are unknown",
         by_version: false,
         macro_name: None,
@@ -247,7 +247,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "recovery",
-        view: "sft_recovery_windows_heuristic_v1",
+        view: "sft_recovery_windows_heuristic_v2",
         about: "SFT recovery windows (HEURISTIC): failing and passing runs, their commands, pass from a changed command",
         by_version: false,
         macro_name: None,
@@ -268,7 +268,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "detail",
-        view: "sft_instance_detail_v1",
+        view: "sft_instance_detail_v2",
         about: "SFT per-instance detail: every audit figure side by side (CSV for spreadsheets)",
         by_version: false,
         macro_name: None,
@@ -303,7 +303,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "eval-runs",
-        view: "eval_runs_v1",
+        view: "eval_runs_v2",
         about: "evaluation runs side by side: resolved k/n with Wilson 95%, finishes, outcomes explicit/implied/none, continued runs",
         by_version: false,
         macro_name: None,
@@ -331,14 +331,14 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "eval-repeats",
-        view: "eval_repeats_v1",
+        view: "eval_repeats_v2",
         about: "independent repeats of one model and harness (continued runs excluded): resolve rate mean and spread, flips",
         by_version: false,
         macro_name: None,
     },
     Report {
         name: "eval-pass-at-k",
-        view: "eval_pass_at_k_v1",
+        view: "eval_pass_at_k_v2",
         about: "pass@k over independent repeats (unbiased estimator, Chen et al. 2021)",
         by_version: false,
         macro_name: None,

@@ -243,7 +243,7 @@ const SPLIT_EXAMPLES_UNSEALED_SQL: &str = include_str!("../../sql/steps/split_ex
 
 /// The examples of one split with their prompt (kept comments), for `sphragis examples`.
 ///
-/// A split outside the sealed window is read from the view `split_examples_v1` and the
+/// A split outside the sealed window is read from the view `split_examples_v2` and the
 /// table is stamped with it (a stock DuckDB client re-runs the stamp's query and gets the
 /// same rows). A sealed split is read only with `unseal`: its content comes from the
 /// sealed companion through `sql/steps/split_examples.sql` (same columns), the read is
@@ -282,7 +282,7 @@ pub fn examples(
         crate::db::log(conn, "unseal", &format!("{version} {org} {split}: {} examples shown", table.rows.len()))?;
         return Ok(table);
     }
-    let name = "split_examples_v1";
+    let name = "split_examples_v2";
     let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
     let filter =
         format!("version = {} and org = {} and split = {}", sql_literal(version), sql_literal(org), sql_literal(split));

@@ -6,10 +6,10 @@ Usage: python3 runs_acceptance.py SPHRAGIS_BINARY SHARED_DATA_DIR WORK_DIR
    recomputes here, from the files themselves, the run-level resolved k/n (sb-cli report),
    its Wilson 95% bounds, how many of the 43 per-instance report.json agree with the run
    report, and what the four batch exit_statuses_*.yaml say (continued; the instances
-   re-run after a RetryError), and compares with eval_runs_v1 read from a stock DuckDB client.
+   re-run after a RetryError), and compares with eval_runs_v2 read from a stock DuckDB client.
 2. The hand-made runs in data-samples/runs: recomputes every run's k/n and Wilson bounds,
    every pair's table and exact McNemar p (math.comb), and pass@k (Chen et al. 2021) of the
-   repeats, from the files, and compares with eval_runs_v1, eval_pairs_v1, eval_pass_at_k_v1.
+   repeats, from the files, and compares with eval_runs_v2, eval_pairs_v1, eval_pass_at_k_v2.
 Nothing here reuses sphragis code: the file shapes are read with json and a few lines of
 YAML reading for the batch files' one shape.
 """
@@ -91,8 +91,8 @@ rerun = sorted(i for i, h in history.items() if "RetryError" in h[:-1])
 
 con = duckdb.connect(db, read_only=True)
 row = con.execute("select n, resolved, wilson_low, wilson_high, trajectories, outcomes_checked, outcomes_agree, "
-                  "batches, continued, rerun_after_retry_error, rerun_instances from eval_runs_v1").fetchone()
-print("-- real run, from the files vs eval_runs_v1 (stock DuckDB client)")
+                  "batches, continued, rerun_after_retry_error, rerun_instances from eval_runs_v2").fetchone()
+print("-- real run, from the files vs eval_runs_v2 (stock DuckDB client)")
 acc.check("resolved k/n from the sb-cli run report", (row[1], row[0]), (k, n))
 acc.check("that is 371/500", (k, n), (371, 500))
 lo, hi = wilson(k, n)
@@ -153,7 +153,7 @@ con = duckdb.connect(db2, read_only=True)
 print("-- hand-made runs, from the files vs the views (stock DuckDB client)")
 for name, o in runs.items():
     k, n = sum(1 for r in o.values() if r), sum(1 for r in o.values() if r is not None)
-    got = con.execute("select resolved, n, wilson_low, wilson_high from eval_runs_v1 where run = ?", [name]).fetchone()
+    got = con.execute("select resolved, n, wilson_low, wilson_high from eval_runs_v2 where run = ?", [name]).fetchone()
     lo, hi = wilson(k, n)
     acc2.check(f"{name}: resolved k/n and Wilson bounds", (got[0], got[1], close(got[2], lo), close(got[3], hi)),
                (k, n, True, True))
@@ -172,10 +172,10 @@ repeat_runs = ["ft2", "ft2-repeat"]
 shared = [i for i in runs["ft2"] if all(runs[r].get(i) is not None for r in repeat_runs)]
 for k in (1, 2):
     want = sum(pass_at_k(2, sum(runs[r][i] for r in repeat_runs), k) for i in shared) / len(shared)
-    got = con.execute("select pass_at_k from eval_pass_at_k_v1 where model = 'ft-b' and k = ?", [k]).fetchone()[0]
+    got = con.execute("select pass_at_k from eval_pass_at_k_v2 where model = 'ft-b' and k = ?", [k]).fetchone()[0]
     acc2.check(f"pass@{k} over the ft-b repeats", close(got, want), True)
 acc2.check("repeat groups (continued runs never repeats)",
-           con.execute("select runs from eval_repeats_v1").fetchall(), [("ft2 ft2-repeat",)])
+           con.execute("select runs from eval_repeats_v2").fetchall(), [("ft2 ft2-repeat",)])
 con.close()
 
 acc.passed += acc2.passed

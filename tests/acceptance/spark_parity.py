@@ -19,7 +19,8 @@ unless the view's outermost select orders its rows.
 
 A view is portable only when (1) its DuckDB SQL uses none of the constructs that transpile
 silently wrong (HAZARDS below: the transpiler would produce SQL that runs and answers
-differently on some data), (2) every view it reads is portable, (3) the transpiled SQL runs on
+differently on some data; a cast of a DOUBLE or DECIMAL to an integer type, which DuckDB
+rounds and Spark truncates, is found on DuckDB's binder: `cast_hazard`), (2) every view it reads is portable, (3) the transpiled SQL runs on
 Spark and (4) the rows are equal on the export. Otherwise the generated table records why.
 A view whose header says "Same rows as <older view>" (a portable `_vN` of a view that is not)
 is also compared with that view on DuckDB. Exit status: 0 when every view checked is equal
@@ -62,9 +63,6 @@ HAZARDS = [
      "(to_json of a whole row, json_keys): Spark has IDENTIFIER(:name) and to_json(struct(*)), but spells "
      "timestamps and large or small doubles otherwise (2024-01-01T00:00:00.000Z, 1.0E20), and the values "
      "reported are that text"),
-    (r"\bmake_timestamp\s*\(\s*cast\s*\(",
-     "make_timestamp(cast(<double seconds> * 1e6 as bigint)): DuckDB rounds a double cast to BIGINT, Spark "
-     "truncates it, so the microseconds differ by one"),
     (r"\*\s*replace\s*\(", "DuckDB's `* replace (...)`: Spark SQL has no star REPLACE (sqlglot writes `* exclude` as Spark's `* except`)"),
 ]
 # Table macros that no view calls with default arguments, proven on each export with the
@@ -94,6 +92,61 @@ FORMAT_SPEC = "format() with a format spec other than {}: Spark's format_string 
 
 
 REGEX = "a regular expression RE2 (DuckDB) and java.util.regex (Spark) read differently"
+
+# Casts to an integer type (BIT is no integer). A cast of a DOUBLE or DECIMAL rounds in DuckDB
+# (a DOUBLE half to even) and truncates toward zero on Spark: the query runs on both and answers one
+# apart (eval_runs_v1's first_batch_at, a microsecond, on a real run).
+INTEGER_TYPES = exp.DataType.INTEGER_TYPES - {exp.DataType.Type.BIT}
+INTEGER_CAST = ("a cast of a non-integer value to an integer type: DuckDB rounds a {type} to the nearest integer, "
+                "Spark truncates it toward zero ({cast}); rounding first (round_even(x, 0): Spark's bround) makes "
+                "the cast exact")
+
+
+def integer_cast(node):
+    """Whether `node` casts to an integer type an operand that is not already a whole
+    number by construction: NULL, or round / round_even with no or 0 decimals, floor, ceil or
+    trunc, whose value both engines cast exactly (the rounding itself is the same: round is
+    half away from zero, round_even and Spark's bround half to even, in both)."""
+    if not isinstance(node, exp.Cast) or node.to.this not in INTEGER_TYPES:
+        return False
+    x = node.this
+    while isinstance(x, exp.Paren):
+        x = x.this
+    if isinstance(x, exp.Null) or isinstance(x, (exp.Floor, exp.Ceil, exp.Trunc)) and not x.args.get("decimals"):
+        return False
+    if isinstance(x, exp.Round) or (isinstance(x, exp.Anonymous) and x.name.lower() == "round_even"):
+        places = x.args.get("decimals") if isinstance(x, exp.Round) else seq_get(x.expressions, 1)
+        return places is not None and not (isinstance(places, exp.Literal) and places.name == "0")
+    return True
+
+
+def cast_hazard(duck, tree):
+    """Why parsed query `tree` (table macros inlined, every view and table it reads present in
+    `duck`) is not portable because of a cast to an integer type, or None.
+
+    Each cast to an integer type of an operand that is not rounded ([`integer_cast`]) is
+    probed on DuckDB's binder: the query with that operand replaced by `(operand) & 0`, which
+    binds only for integer types (and NULL, and a string literal DuckDB reads as one), is
+    described without running. A binder error naming `&(TYPE, ...)` gives the operand's
+    type; any other error leaves the cast unproven, which is reason enough too."""
+    casts = [c for c in tree.find_all(exp.Cast) if integer_cast(c)]
+    for i, cast in enumerate(casts):
+        probe = tree.copy()
+        target = [c for c in probe.find_all(exp.Cast) if integer_cast(c)][i]
+        target.replace(exp.BitwiseAnd(this=exp.Paren(this=target.this.copy()), expression=exp.Literal.number(0)))
+        shown = cast.sql(dialect=DuckDBAsWritten)
+        try:
+            duck.execute(f"describe {probe.sql(dialect=DuckDBAsWritten)}")
+        except duckdb.Error as e:
+            m = re.search(r"'&\((.+?), INTEGER_LITERAL\)'", str(e))
+            if m and re.match(r"DOUBLE|FLOAT|REAL|DECIMAL", m.group(1)):
+                return INTEGER_CAST.format(type=m.group(1), cast=shown)
+            if m:
+                return f"a cast of a {m.group(1)} to an integer type ({shown}): DuckDB's and Spark's casts " \
+                       f"from {m.group(1)} are not proven to agree"
+            return f"a cast to an integer type whose operand's type could not be checked ({shown}): " \
+                   f"{str(e).strip().splitlines()[0][:200]}"
+    return None
 
 
 def regex_difference(pattern):
@@ -333,6 +386,24 @@ def spark_distinct_string_agg(node):
     return exp.Case(ifs=[exp.If(this=some, true=joined)])
 
 
+def spark_round_even(node):
+    """DuckDB's `round_even(x, n)` (half to even) -> Spark's `bround(x, n)` (HALF_EVEN);
+    sqlglot leaves the name, which Spark does not know."""
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "round_even" and len(node.expressions) == 2:
+        return exp.Anonymous(this="bround", expressions=[e.copy() for e in node.expressions])
+    return node
+
+
+def spark_list_reduce(node):
+    """DuckDB's `list_reduce(l, lambda acc, x: ..., initial)` -> Spark's `aggregate(l,
+    initial, (acc, x) -> ...)` (the same left fold from the initial value; sqlglot leaves the
+    name, which Spark does not know). Without an initial value it is left alone (and fails)."""
+    if isinstance(node, exp.Anonymous) and node.name.lower() == "list_reduce" and len(node.expressions) == 3:
+        lst, fold, initial = (e.copy() for e in node.expressions)
+        return exp.Anonymous(this="aggregate", expressions=[lst, initial, fold])
+    return node
+
+
 def spark_percentile(node):
     """quantile_cont(x, q) with one literal q -> Spark's percentile(x, q).
 
@@ -426,7 +497,7 @@ def macros_called(sql, macros):
 def to_spark(tree):
     """A parsed DuckDB query in Spark SQL, with our rewrites."""
     for rewrite in (spark_element_at, spark_format, spark_list_position, spark_list_slice, spark_percentile, spark_error,
-                    spark_distinct_string_agg):
+                    spark_distinct_string_agg, spark_round_even, spark_list_reduce):
         tree = tree.transform(rewrite)
     return tree.sql(dialect="spark", unsupported_level=sqlglot.ErrorLevel.RAISE)
 
@@ -442,7 +513,8 @@ def transpile(sql, macros=None):
     """The view's select in Spark SQL: table macros inlined ([`inline_macros`]), then
     sqlglot (DuckDB as written -> Spark) plus our rewrites ([`spark_element_at`],
     [`spark_format`], [`spark_list_position`], [`spark_list_slice`],
-    [`spark_percentile`]); raises on an unsupported construct."""
+    [`spark_percentile`], [`spark_error`], [`spark_distinct_string_agg`], [`spark_round_even`], [`spark_list_reduce`]);
+    raises on an unsupported construct."""
     tree = inline_macros(parse(sql), macros or {})
     return to_spark(tree)
 
@@ -640,6 +712,10 @@ def main():
                     reason = f"calls the table macro {', '.join(called)}, which is not portable"
                 if reason is None and blocked:
                     reason = f"reads {', '.join(sorted(blocked))}, which is not portable"
+                if reason is None:  # the body with every parameter a null of its type
+                    nulls = {p: exp.Cast(this=exp.Null(), to=exp.DataType.build(t or "varchar", dialect="duckdb"))
+                             for p, t in zip(macro.params, macro.types)}
+                    reason = cast_hazard(duck, inline_macros(macro.bind(nulls), macros))
                 if reason is None:
                     try:
                         entry["spark_sql"] = transpile_macro(macro, macros)
@@ -685,6 +761,8 @@ def main():
                          f"{macro_entries[called[0]]['reason']}"
             if reason is None and blocked:
                 reason = f"reads {', '.join(blocked)}, which is not portable"
+            if reason is None:
+                reason = cast_hazard(duck, inline_macros(parse(sql), macros))
             if reason is None:
                 try:
                     spark_sql = transpile(sql, macros)

@@ -74,7 +74,7 @@ const FENCES: &str = "fence_agreement_v2";
 const TRUNCATION: &str = "sft_truncation_v1";
 const TRUNCATION_GROUP: &[(&str, KeyFrom)] =
     &[("max_length", Col("max_length")), ("side", Col("side")), ("pool", Col("pool"))];
-const RUNS: &str = "eval_runs_v1";
+const RUNS: &str = "eval_runs_v2";
 const RUN: &[(&str, KeyFrom)] = &[("run", Col("run"))];
 const MODE: &[(&str, KeyFrom)] = &[("mode", Col("mode"))];
 
