@@ -185,7 +185,19 @@ fn kill_during_load_and_refine_loses_nothing_and_leaves_nothing() {
         if state == after_load {
             break;
         }
-        assert_eq!(state, before, "killed at {delay:?} of {length:?}: earlier loads intact, nothing of the killed one");
+        // killed after its commit but before sealing moved the sealed window's content to
+        // the companion (review::sealed::seal runs in its own transactions after the
+        // load's): every row is there, the window's hunks not yet blanked; the next load
+        // (below) seals them and the state is the uninterrupted load's
+        let counts = |state: &str| state.split(' ').take(5).map(String::from).collect::<Vec<String>>();
+        if counts(&state) == counts(&after_load) {
+            eprintln!("load killed at {delay:?} after its commit, before sealing: the next load seals");
+            break;
+        }
+        assert_eq!(
+            state, before,
+            "killed at {delay:?} of {length:?}: earlier loads intact, nothing of the killed one (a whole load is {after_load})"
+        );
     }
     assert!(killed > 0, "no load was killed before it completed ({length:?})");
     eprintln!("load: {killed} kills over {length:?}, each left the database as it was");

@@ -205,3 +205,31 @@ fn reports_run_in_parallel_give_the_tables_of_one_after_another() {
     let err = sphragis::report::run_many(&conn, &reports, Some("no-such-version"), |_| None).unwrap_err();
     assert!(err.to_string().contains("version no-such-version does not exist"), "{err}");
 }
+
+/// `report all --format json` prints the reports as one array: every double must be the
+/// text the report prints alone (it was re-parsed by serde_json, whose default float
+/// reading is not exact: 0.09090909090909091 came out as 0.09090909090909093).
+#[test]
+fn json_of_all_reports_prints_every_double_as_the_report_alone_does() {
+    let db = demo_db("json-doubles");
+    let run = |args: &[&str]| -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_sphragis")).arg("--db").arg(&db).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let doubles = |text: &str, field: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.trim_start().starts_with(&format!("\"{field}\":")))
+            .map(|l| l.trim().to_string())
+            .collect()
+    };
+    let all = run(&["report", "all", "--format", "json"]);
+    for (report, field) in [("suggested-share", "training_share"), ("labels", "wilson_high")] {
+        let alone = doubles(&run(&["report", report, "--format", "json"]), field);
+        assert!(!alone.is_empty(), "{report} prints {field}");
+        let together = doubles(&all, field);
+        for line in &alone {
+            assert!(together.contains(line), "{report}: {line} is not in report all's JSON ({together:?})");
+        }
+    }
+}

@@ -218,10 +218,7 @@ pub fn print_or_write(
     let mut stdout = std::io::stdout().lock();
     match format {
         report::Format::Json if tables.len() > 1 => {
-            let all: Vec<serde_json::Value> = tables
-                .iter()
-                .map(|t| serde_json::from_str(&report::render_json(t)?).map_err(anyhow::Error::from))
-                .collect::<anyhow::Result<_>>()?;
+            let all: Vec<serde_json::Value> = tables.iter().map(report::json_document).collect();
             writeln!(stdout, "{}", serde_json::to_string_pretty(&all)?)?;
         }
         _ => {

@@ -256,10 +256,29 @@ struct Catalog {
     views: HashMap<String, String>,
     /// `duckdb_functions()`: table macro name → its definitions, sorted and joined by `\n`.
     macros: HashMap<String, String>,
+    /// `duckdb_functions()`: table macro name → its parameter names in order, joined by
+    /// `, ` (a macro's definition does not show them: the same body with its parameters
+    /// swapped answers other figures).
+    parameters: HashMap<String, String>,
+    /// Macros stored in this file under the name of a DuckDB function or of a sphragis
+    /// rule function (`sph_*`): DuckDB resolves the file's macro first, so it would
+    /// replace that function in every view and in refine (`count_star`, `list_sum`,
+    /// `sph_dedup_key`, or `duckdb_views` itself).
+    shadowing: Vec<String>,
 }
 
 impl Catalog {
     fn read(conn: &Connection) -> Result<Self> {
+        // First, with nothing a macro of the file could replace (the catalogue functions
+        // are named by their schema): the macros that shadow a function.
+        let mut stmt = conn.prepare(
+            "select distinct f.function_name from system.main.duckdb_functions() as f \
+             where f.database_name = current_database() and f.function_type in ('macro', 'table_macro') \
+             and (starts_with(f.function_name, 'sph_') or f.function_name in \
+                  (select g.function_name from system.main.duckdb_functions() as g where g.database_name = 'system')) \
+             order by 1",
+        )?;
+        let shadowing = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<Vec<String>>>()?;
         let mut recorded = HashMap::new();
         let mut stmt = conn.prepare("select name, sha256, code_version, stored_sha256 from sph_views")?;
         let mut rows = stmt.query([])?;
@@ -275,15 +294,43 @@ impl Catalog {
             Ok(map)
         };
         let views = pairs(
-            "select view_name, string_agg(sql, '\n') from duckdb_views() \
+            "select view_name, string_agg(sql, '\n') from system.main.duckdb_views() \
              where schema_name = 'main' and database_name = current_database() group by view_name",
         )?;
         let macros = pairs(
-            "select function_name, string_agg(macro_definition, '\n' order by macro_definition) from duckdb_functions() \
+            "select function_name, string_agg(macro_definition, '\n' order by macro_definition) \
+             from system.main.duckdb_functions() \
              where function_type = 'table_macro' and schema_name = 'main' and database_name = current_database() \
              group by function_name",
         )?;
-        Ok(Self { recorded, views, macros })
+        let parameters = pairs(
+            "select function_name, string_agg(array_to_string(parameters, ', '), ' | ' order by macro_definition) \
+             from system.main.duckdb_functions() \
+             where function_type = 'table_macro' and schema_name = 'main' and database_name = current_database() \
+             group by function_name",
+        )?;
+        Ok(Self { recorded, views, macros, parameters, shadowing })
+    }
+
+    /// Refuses a file holding a macro that replaces a function ([`Catalog::shadowing`]).
+    fn refuse_shadowing(&self) -> Result<()> {
+        let Some(first) = self.shadowing.first() else { return Ok(()) };
+        bail!(
+            "this file holds a macro named like a DuckDB or sphragis function ({}), created outside sphragis: \
+             DuckDB would call it instead of that function in every view and in refine, and the figures \
+             would not be what the stamps name. Drop it with a DuckDB client (`drop macro {first}` or \
+             `drop macro table {first}`) and run the command again",
+            self.shadowing.join(", ")
+        )
+    }
+
+    /// Whether the parameters DuckDB holds for macro `name` are `expected` (names, in
+    /// order); true for a view.
+    fn parameters_are(&self, kind: SqlKind, name: &str, expected: Option<&[&str]>) -> bool {
+        match (kind, expected) {
+            (SqlKind::Macro, Some(names)) => self.parameters.get(name).map(String::as_str) == Some(&names.join(", ")),
+            _ => true,
+        }
     }
 
     /// The definition DuckDB stores for a view or macro named `name`, if any.
@@ -307,7 +354,9 @@ impl Catalog {
     fn is_current(&self, view: &ViewFile) -> Result<bool> {
         match self.recorded.get(view.name()) {
             Some(r) if r.sha256 != view.sha256() => bail!(changed_message(view, r)),
-            Some(r) => Ok(r.stored_sha256.is_some() && r.stored_sha256 == self.stored_sha256(view)),
+            Some(r) => Ok(r.stored_sha256.is_some()
+                && r.stored_sha256 == self.stored_sha256(view)
+                && self.parameters_are(view.kind, view.name(), view.macro_parameters().map(|p| p.1).as_deref())),
             None => Ok(false),
         }
     }
@@ -347,15 +396,36 @@ fn pointer_definition(base: &str, view: &ViewFile) -> (String, String) {
     }
 }
 
+/// Whether pointer `base` over `view` is what sphragis creates: its stored definition
+/// and, for a macro, its parameters.
+fn pointer_is_current(catalog: &Catalog, base: &str, view: &ViewFile) -> bool {
+    let parameters = view.macro_parameters().map(|p| p.1);
+    catalog.stored(view.kind, base) == Some(pointer_definition(base, view).1.as_str())
+        && catalog.parameters_are(view.kind, base, parameters.as_deref())
+}
+
 /// Checks, without changing anything, that every view of this binary is recorded with
 /// its SHA-256, that DuckDB holds the definition sphragis created from it, and that every
 /// pointer selects from its highest version. Errors name the first view that is
 /// missing or differs.
 pub fn check_current(conn: &Connection) -> Result<()> {
     let catalog = Catalog::read(conn)?;
+    catalog.refuse_shadowing()?;
     for view in VIEWS {
         if catalog.is_current(view)? {
             continue;
+        }
+        let expected = view.macro_parameters().map(|p| p.1);
+        if !catalog.parameters_are(view.kind, view.name(), expected.as_deref()) {
+            bail!(
+                "macro {name} in this file was changed outside sphragis: its parameters are ({now}), sphragis \
+                 created it from {src} with ({want}). Its rows would not be what the stamp names; run a writing \
+                 command (`sphragis --db FILE init`) to re-create the views and macros from this sphragis's files",
+                name = view.name(),
+                now = catalog.parameters.get(view.name()).map_or("none", String::as_str),
+                src = view.source,
+                want = expected.unwrap_or_default().join(", "),
+            );
         }
         let Some(r) = catalog.recorded.get(view.name()) else {
             bail!(
@@ -377,8 +447,7 @@ pub fn check_current(conn: &Connection) -> Result<()> {
         );
     }
     for (base, view) in pointers()? {
-        let (_, expected) = pointer_definition(base, view);
-        if catalog.stored(view.kind, base) != Some(expected.as_str()) {
+        if !pointer_is_current(&catalog, base, view) {
             bail!(
                 "{kind} {base} in this file was changed outside sphragis: it should select from {name} \
                  ({src}), the highest version. Run a writing command (`sphragis --db FILE init`) to re-create \
@@ -429,13 +498,14 @@ fn changed_message(view: &ViewFile, was: &Recorded) -> String {
 /// file (its meaning changed without a new version), or DuckDB rejects the SQL.
 pub fn register(conn: &Connection, recreate_all: bool) -> Result<()> {
     let before = Catalog::read(conn)?;
+    before.refuse_shadowing()?;
     let stale = |view: &ViewFile| -> Result<bool> { Ok(recreate_all || !before.is_current(view)?) };
     let mut any = false;
     for view in VIEWS {
         any |= stale(view)?;
     }
     for (base, view) in pointers()? {
-        any |= before.stored(view.kind, base) != Some(pointer_definition(base, view).1.as_str());
+        any |= !pointer_is_current(&before, base, view);
     }
     if !any {
         return Ok(());
@@ -468,8 +538,8 @@ fn create_stale(conn: &Connection, before: &Catalog, recreate_all: bool) -> Resu
         created.push(view);
     }
     for (base, view) in pointers()? {
-        let (create, expected) = pointer_definition(base, view);
-        if recreate_all || before.stored(view.kind, base) != Some(expected.as_str()) {
+        let (create, _) = pointer_definition(base, view);
+        if recreate_all || !pointer_is_current(before, base, view) {
             conn.execute_batch(&create).with_context(|| format!("creating {base} over {}", view.name()))?;
         }
     }
@@ -627,6 +697,58 @@ mod tests {
             let conn = crate::db::open_read_only(&path).unwrap();
             let rows: i64 = conn.query_row("select count(*) from split_counts", [], |r| r.get(0)).unwrap();
             assert_eq!(rows, 0, "split_counts reads split_counts_v1 again (no splits in this file)");
+        }
+        // the same macro body with its parameters swapped: the stored definition is the
+        // same text, the figures are not (grad_accums read as step counts)
+        let body = |conn: &Connection, name: &str| -> String {
+            conn.query_row(
+                "select macro_definition from duckdb_functions() where function_name = ? and database_name = current_database()",
+                [name],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        for (name, params, want) in [
+            (
+                "sft_budget_at_v1",
+                "step_counts integer[], grad_accums integer[]",
+                "macro sft_budget_at_v1 in this file was changed outside sphragis: its parameters are (step_counts, grad_accums), sphragis created it from sql/pools/sft_budget_at_v1.sql with (grad_accums, step_counts)",
+            ),
+            (
+                "sft_budget_at",
+                "step_counts, grad_accums",
+                "macro sft_budget_at in this file was changed outside sphragis",
+            ),
+        ] {
+            let stock = Connection::open(&path).unwrap();
+            let sql = body(&stock, name);
+            stock.execute_batch(&format!("create or replace macro {name}({params}) as table {sql}")).unwrap();
+            assert_eq!(body(&stock, name), sql, "same definition text");
+            drop(stock);
+            let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+            assert!(err.contains(want), "{err}");
+            drop(crate::db::open(&path).unwrap());
+            assert!(crate::db::open_read_only(&path).is_ok(), "{name} re-created by a writing open");
+        }
+        // a macro of the file named like a DuckDB or sphragis function replaces it
+        // everywhere (count(*) answered 7 per row): refused on read and on write
+        for (create, name) in [
+            ("create macro list_sum(x) as 0", "list_sum"),
+            ("create macro sph_dedup_key(a, b) as 'k'", "sph_dedup_key"),
+        ] {
+            Connection::open(&path).unwrap().execute_batch(create).unwrap();
+            for err in [
+                format!("{:#}", crate::db::open_read_only(&path).unwrap_err()),
+                format!("{:#}", crate::db::open(&path).unwrap_err()),
+            ] {
+                assert!(
+                    err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
+                    "{err}"
+                );
+                assert!(err.contains(&format!("drop macro {name}")), "{err}");
+            }
+            Connection::open(&path).unwrap().execute_batch(&format!("drop macro {name}")).unwrap();
+            assert!(crate::db::open_read_only(&path).is_ok());
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

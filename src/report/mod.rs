@@ -485,13 +485,20 @@ pub fn render_csv(table: &ReportTable, style: CsvStyle) -> Result<String> {
 /// "code_version", "columns", "rows": [{column: value}]}` (the stamp keys are null for
 /// an ad-hoc query).
 pub fn render_json(table: &ReportTable) -> Result<String> {
+    Ok(serde_json::to_string_pretty(&json_document(table))?)
+}
+
+/// The JSON document [`render_json`] prints for `table`, as a value (so several tables
+/// print as one array without parsing their text again: a double read back from text by
+/// serde_json is not always the double written).
+pub fn json_document(table: &ReportTable) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = table
         .rows
         .iter()
         .map(|row| serde_json::Value::Object(table.columns.iter().cloned().zip(row.iter().map(json_value)).collect()))
         .collect();
     let st = table.stamp.as_ref();
-    Ok(serde_json::to_string_pretty(&json!({
+    json!({
         "report": table.report,
         "kind": st.map(|s| s.kind.as_str()),
         "name": st.map(|s| &s.name),
@@ -502,7 +509,7 @@ pub fn render_json(table: &ReportTable) -> Result<String> {
         "code_version": crate::CODE_VERSION,
         "columns": table.columns,
         "rows": rows,
-    }))?)
+    })
 }
 
 /// Renders in `format`.
