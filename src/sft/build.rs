@@ -16,7 +16,7 @@
 
 use super::render::{ChatTemplate, RenderedView, render_view};
 use anyhow::{Context, Result, bail};
-use duckdb::{Connection, OptionalExt};
+use duckdb::Connection;
 use serde_json::{Map, Value, json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -152,78 +152,146 @@ impl Policy {
     }
 }
 
-/// The messages and tool schemas of one loaded trajectory, as `apply_chat_template`
-/// takes them. Errors when the instance has no trajectory or a stored argument is not JSON.
-pub fn messages_json(conn: &Connection, instance_id: &str) -> Result<(Vec<Value>, Option<Value>)> {
-    let tools: Option<Option<String>> = conn
-        .query_row("select tools from sft_trajectories where instance_id = ?", [instance_id], |r| r.get(0))
-        .optional()?;
-    let Some(tools) = tools else { bail!("no trajectory {instance_id} is loaded") };
-    let tools = tools.map(|t| serde_json::from_str(&t)).transpose()?;
-    let mut calls: std::collections::BTreeMap<i64, Vec<Value>> = Default::default();
-    let mut stmt = conn.prepare(
-        "select msg_index, call_id, name, arguments from sft_tool_calls \
-         where instance_id = ? and not from_text order by msg_index, call_index",
-    )?;
-    for row in stmt.query_map([instance_id], |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, Option<String>>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?))
-    })? {
-        let (msg, id, name, arguments) = row?;
-        let arguments: Value = serde_json::from_str(&arguments)
-            .with_context(|| format!("{instance_id}: message {msg}: tool call arguments are not JSON"))?;
-        let mut call = Map::new();
-        if let Some(id) = id {
-            call.insert("id".into(), json!(id));
-        }
-        call.insert("type".into(), json!("function"));
-        call.insert("function".into(), json!({ "name": name, "arguments": arguments }));
-        calls.entry(msg).or_default().push(Value::Object(call));
-    }
-    let mut stmt = conn.prepare(
-        "select msg_index, role, text, reasoning, tool_call_id, tool_name from sft_messages \
-         where instance_id = ? order by msg_index",
-    )?;
-    let mut messages = Vec::new();
-    for row in stmt.query_map([instance_id], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-            r.get::<_, Option<String>>(3)?,
-            r.get::<_, Option<String>>(4)?,
-            r.get::<_, Option<String>>(5)?,
-        ))
-    })? {
-        let (index, role, text, reasoning, tool_call_id, tool_name) = row?;
-        let mut m = Map::new();
-        m.insert("role".into(), json!(role));
-        m.insert("content".into(), json!(text));
-        if role == "assistant" {
-            m.insert("reasoning_content".into(), json!(reasoning.as_deref().unwrap_or("").trim()));
-            if let Some(c) = calls.remove(&index) {
-                m.insert("tool_calls".into(), Value::Array(c));
+/// One trajectory as `views build` renders it: its messages in the OpenAI shape the
+/// chat templates read, its tool definitions, and the assistant messages its source
+/// marks as not trained (`sft_messages.train = false`: LLaMA-Factory `loss_weight` 0,
+/// nebius `mask` false), ascending by message index.
+type TrajectoryInput = (Vec<Value>, Option<Value>, Vec<i64>);
+
+/// Reads the trajectories `ids` (ascending, as `sft_trajectories` orders them) and hands
+/// each to `each` with its position in `ids`, in order. One ordered query per table
+/// (messages, tool calls, tool definitions), read as a stream: linear in the corpus
+/// (a query per instance scanned the tables once per instance) and one trajectory in
+/// memory at a time. `filter` restricts the queries to `ids` (`false` when `ids` is
+/// every loaded trajectory).
+///
+/// Errors: a database error, tool call arguments that are not JSON, an instance with no
+/// trajectory row; the failing instance gets the error and reading stops. An error
+/// `each` returns stops reading and is returned.
+fn read_trajectories(
+    conn: &Connection,
+    ids: &[String],
+    filter: bool,
+    mut each: impl FnMut(usize, Result<TrajectoryInput>) -> Result<()>,
+) -> Result<()> {
+    let only =
+        if filter { format!(" and instance_id in ({})", vec!["?"; ids.len()].join(", ")) } else { String::new() };
+    let params: &[String] = if filter { ids } else { &[] };
+    let (calls_conn, tools_conn) = (conn.try_clone()?, conn.try_clone()?);
+    let mut stmt = conn.prepare(&format!(
+        "select instance_id, msg_index, role, text, reasoning, tool_call_id, tool_name, train from sft_messages \
+         where true{only} order by instance_id, msg_index"
+    ))?;
+    let mut messages = stmt
+        .query_map(duckdb::params_from_iter(params), |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                (
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<String>>(5)?,
+                    r.get::<_, Option<String>>(6)?,
+                    r.get::<_, Option<bool>>(7)?,
+                ),
+            ))
+        })?
+        .peekable();
+    let mut stmt = calls_conn.prepare(&format!(
+        "select instance_id, msg_index, call_id, name, arguments from sft_tool_calls \
+         where not from_text{only} order by instance_id, msg_index, call_index"
+    ))?;
+    let mut calls = stmt
+        .query_map(duckdb::params_from_iter(params), |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                (r.get::<_, i64>(1)?, r.get::<_, Option<String>>(2)?, r.get::<_, String>(3)?, r.get::<_, String>(4)?),
+            ))
+        })?
+        .peekable();
+    let mut stmt = tools_conn
+        .prepare(&format!("select instance_id, tools from sft_trajectories where true{only} order by instance_id"))?;
+    let mut tools = stmt
+        .query_map(duckdb::params_from_iter(params), |r| Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?)))?
+        .peekable();
+    for (i, instance_id) in ids.iter().enumerate() {
+        let read = (|| -> Result<TrajectoryInput> {
+            let Some(tools) = rows_of(&mut tools, instance_id)?.pop() else {
+                bail!("no trajectory {instance_id} is loaded")
+            };
+            let tools = tools.map(|t| serde_json::from_str(&t)).transpose()?;
+            let mut calls_of: std::collections::BTreeMap<i64, Vec<Value>> = Default::default();
+            for (msg, id, name, arguments) in rows_of(&mut calls, instance_id)? {
+                let arguments: Value = serde_json::from_str(&arguments)
+                    .with_context(|| format!("{instance_id}: message {msg}: tool call arguments are not JSON"))?;
+                let mut call = Map::new();
+                if let Some(id) = id {
+                    call.insert("id".into(), json!(id));
+                }
+                call.insert("type".into(), json!("function"));
+                call.insert("function".into(), json!({ "name": name, "arguments": arguments }));
+                calls_of.entry(msg).or_default().push(Value::Object(call));
             }
+            let mut out = Vec::new();
+            let mut untrained = Vec::new();
+            for (index, role, text, reasoning, tool_call_id, tool_name, train) in rows_of(&mut messages, instance_id)? {
+                let mut m = Map::new();
+                m.insert("role".into(), json!(role));
+                m.insert("content".into(), json!(text));
+                if role == "assistant" {
+                    m.insert("reasoning_content".into(), json!(reasoning.as_deref().unwrap_or("").trim()));
+                    if let Some(c) = calls_of.remove(&index) {
+                        m.insert("tool_calls".into(), Value::Array(c));
+                    }
+                    if train == Some(false) {
+                        untrained.push(index);
+                    }
+                }
+                if let Some(id) = tool_call_id {
+                    m.insert("tool_call_id".into(), json!(id));
+                }
+                if let Some(name) = tool_name {
+                    m.insert("name".into(), json!(name));
+                }
+                out.push(Value::Object(m));
+            }
+            Ok((out, tools, untrained))
+        })();
+        let failed = read.is_err();
+        each(i, read)?;
+        if failed {
+            break;
         }
-        if let Some(id) = tool_call_id {
-            m.insert("tool_call_id".into(), json!(id));
-        }
-        if let Some(name) = tool_name {
-            m.insert("name".into(), json!(name));
-        }
-        messages.push(Value::Object(m));
     }
-    Ok((messages, tools))
+    Ok(())
 }
 
-/// Assistant messages of `instance_id` that the source marks as not trained
-/// (`sft_messages.train = false`: LLaMA-Factory `loss_weight` 0, nebius `mask` false),
-/// ascending by message index.
-pub fn source_untrained(conn: &Connection, instance_id: &str) -> Result<Vec<i64>> {
-    let mut stmt = conn.prepare(
-        "select msg_index from sft_messages where instance_id = ? and role = 'assistant' and train = false order by msg_index",
-    )?;
-    let rows = stmt.query_map([instance_id], |r| r.get(0))?.collect::<duckdb::Result<Vec<i64>>>()?;
-    Ok(rows)
+/// The next rows of an ordered `(instance_id, row)` stream that belong to
+/// `instance_id` (rows of instances before it are passed over).
+fn rows_of<T>(
+    rows: &mut std::iter::Peekable<impl Iterator<Item = duckdb::Result<(String, T)>>>,
+    instance_id: &str,
+) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    loop {
+        match rows.peek() {
+            Some(Ok((id, _))) if id.as_str() < instance_id => {
+                rows.next();
+            }
+            Some(Ok((id, _))) if id == instance_id => {
+                if let Some(Ok((_, row))) = rows.next() {
+                    out.push(row);
+                }
+            }
+            Some(Err(_)) => {
+                if let Some(Err(e)) = rows.next() {
+                    return Err(e.into());
+                }
+            }
+            _ => return Ok(out),
+        }
+    }
 }
 
 /// Number of loaded trajectories (what `views build` would render without `--instance`).
@@ -327,6 +395,7 @@ pub fn build(
     if instances.is_empty() {
         bail!("no trajectories are loaded, so there is nothing to render; load them first with `load trajectories`");
     }
+    let ids: Vec<String> = instances.iter().map(|a| a.0.clone()).collect();
     type Trajectory = (String, Option<String>, String, String, Vec<Value>, Option<Value>, Vec<i64>);
     type Work = (usize, Result<Trajectory>);
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(instances.len().max(1));
@@ -374,9 +443,11 @@ pub fn build(
         }
         // Defence in depth (the contract's supervised_in_kept_assistant, at build time): a
         // supervised token outside every kept assistant message is never written.
-        let in_kept =
-            |t: usize| view.message_spans.iter().any(|s| keep.contains(&(s.index as i64)) && s.start <= t && t < s.end);
-        if let Some(t) = (0..mask.len()).find(|&t| mask[t] == 1 && !in_kept(t)) {
+        let mut in_kept = vec![false; mask.len()];
+        for s in view.message_spans.iter().filter(|s| keep.contains(&(s.index as i64))) {
+            in_kept[s.start.min(mask.len())..s.end.min(mask.len())].fill(true);
+        }
+        if let Some(t) = (0..mask.len()).find(|&t| mask[t] == 1 && !in_kept[t]) {
             let inside = view.message_spans.iter().find(|s| s.start <= t && t < s.end);
             bail!(
                 "{instance_id}: supervised token {t} lies outside every kept assistant message ({}); the template's \
@@ -393,25 +464,20 @@ pub fn build(
                 .push((instance_id.clone(), view.hf_fallthrough.len()));
         }
         let supervised = mask.iter().filter(|m| **m == 1).count();
-        let spans: Vec<Value> = view
-            .message_spans
-            .iter()
-            .map(|s| json!({"index": s.index, "role": s.role, "start": s.start, "end": s.end}))
-            .collect();
-        let mut line = serde_json::to_vec(&json!({
-            "view_id": format!("{}:{}", options.pool, instance_id),
-            "pool": options.pool,
-            "instance_id": instance_id,
-            "family": family,
-            "input_ids": view.input_ids,
-            "loss_mask": mask,
-            "message_spans": spans,
-            "span_end": "exclusive",
-            "keep_msgs": keep,
-            "ledger": { "n_tokens": view.input_ids.len(), "n_supervised": supervised },
-            "source_path": path,
-            "source_sha256": sha256,
-            "origin": {
+        let mut line = serde_json::to_vec(&ViewLine {
+            view_id: format!("{}:{}", options.pool, instance_id),
+            pool: &options.pool,
+            instance_id: &instance_id,
+            family: family.as_deref(),
+            input_ids: &view.input_ids,
+            loss_mask: &mask,
+            message_spans: &view.message_spans,
+            span_end: "exclusive",
+            keep_msgs: &keep,
+            ledger: Ledger { n_tokens: view.input_ids.len(), n_supervised: supervised },
+            source_path: &path,
+            source_sha256: &sha256,
+            origin: json!({
                 "builder": crate::RULES_CODE,
                 "policy": options.policy.describe(),
                 "source_flags": match options.source_flags { SourceFlags::Respect => "respect", SourceFlags::Ignore => "ignore" },
@@ -422,8 +488,8 @@ pub fn build(
                 "mask_rule": if view.hf_fallthrough.is_empty() { json!("hf") } else {
                     json!({ "rule": "hf, overlap where HF leaves the generation range", "generation_ranges": view.hf_fallthrough })
                 },
-            },
-        }))?;
+            }),
+        })?;
         line.push(b'\n');
         Ok(line)
     };
@@ -468,17 +534,15 @@ pub fn build(
             Ok(())
         };
         let outcome = (|| -> Result<()> {
-            for (i, (instance_id, family, path, sha256)) in instances.into_iter().enumerate() {
-                let read = messages_json(conn, &instance_id).and_then(|(m, t)| {
-                    let untrained = source_untrained(conn, &instance_id)?;
-                    Ok((instance_id, family, path, sha256, m, t, untrained))
-                });
+            read_trajectories(conn, &ids, !options.instances.is_empty(), |i, read| {
+                let (instance_id, family, path, sha256) = instances[i].clone();
+                let read = read.map(|(m, t, untrained)| (instance_id, family, path, sha256, m, t, untrained));
                 work_tx.send((i, read)).map_err(|_| anyhow::anyhow!("the rendering threads stopped"))?;
                 while let Ok((i, line)) = done_rx.try_recv() {
                     pending.insert(i, line);
                 }
-                write_ready(&mut pending)?;
-            }
+                write_ready(&mut pending)
+            })?;
             drop(work_tx);
             for (i, line) in done_rx.iter() {
                 pending.insert(i, line);
@@ -503,6 +567,33 @@ pub fn build(
     let mut hf_fallthrough = fallthrough.into_inner().map_err(|_| anyhow::anyhow!("poisoned"))?;
     hf_fallthrough.sort();
     Ok(Built { written, unsupervised: empty, source_untrained, hf_fallthrough })
+}
+
+/// One line of view JSONL as `views build` writes it (fields in this order; see
+/// docs/formats.md, "view JSONL"): serialized straight from the rendered view, so
+/// a view's million ids are not first made into JSON values.
+#[derive(serde::Serialize)]
+struct ViewLine<'a> {
+    view_id: String,
+    pool: &'a str,
+    instance_id: &'a str,
+    family: Option<&'a str>,
+    input_ids: &'a [u32],
+    loss_mask: &'a [u8],
+    message_spans: &'a [super::render::MessageSpan],
+    span_end: &'static str,
+    keep_msgs: &'a [i64],
+    ledger: Ledger,
+    source_path: &'a str,
+    source_sha256: &'a str,
+    origin: Value,
+}
+
+/// A view line's `ledger`: its token count and supervised-token count.
+#[derive(serde::Serialize)]
+struct Ledger {
+    n_tokens: usize,
+    n_supervised: usize,
 }
 
 /// What [`build`] wrote.

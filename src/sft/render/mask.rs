@@ -127,9 +127,9 @@ impl<'a> SpanTokens<'a> {
     }
 
     /// The length of the common token prefix of `other`'s tokenization and the whole
-    /// encoding, where `other` shares its first `common` bytes with `text`; `None`
-    /// when no added token starts early enough to tokenize from.
-    pub(super) fn common_tokens(&self, other: &str, common: usize) -> Result<Option<usize>> {
+    /// encoding, where `other` is `text[..common]` followed by `tail`; `None` when no
+    /// added token starts early enough to tokenize from.
+    pub(super) fn common_tokens(&self, common: usize, tail: &str) -> Result<Option<usize>> {
         if !self.enabled {
             return Ok(None);
         }
@@ -137,7 +137,7 @@ impl<'a> SpanTokens<'a> {
         let before = self.offsets.partition_point(|&(s, _)| s <= limit);
         let Some(a) = self.anchor(before, limit) else { return Ok(None) };
         let Some((start, _)) = self.bytes_of(a) else { return Ok(None) };
-        let stretch = self.encode(&other[start..])?;
+        let stretch = self.encode(&[&self.text[start..common], tail].concat())?;
         if stretch.first() != Some(&self.ids[a]) {
             return Ok(None);
         }
@@ -253,7 +253,7 @@ mod tests {
             }
             let other = format!("{}{tail}", &text[..len]);
             let common = common_prefix_bytes(&other, text);
-            match spans.common_tokens(&other, common).unwrap() {
+            match spans.common_tokens(common, &other[common..]).unwrap() {
                 Some(n) => {
                     let whole = tok.encode_fast(other.as_str(), false).unwrap().get_ids().to_vec();
                     assert_eq!(n, common_prefix_len(&whole, ids), "{other:?}");

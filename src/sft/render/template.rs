@@ -136,6 +136,138 @@ impl ChatTemplate {
         let raw = tmpl.render(ctx).map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
         strip_generation_sentinels(&raw)
     }
+    /// Renders `messages` (a prefix of those `full` was rendered from) and compares
+    /// the text with `full` as it is written, without building it: only the part
+    /// from the first difference on is kept. This is what the message spans need
+    /// from each prefix rendering (one per message, so building each as a string
+    /// made a view's renderings quadratic in memory traffic).
+    ///
+    /// Errors: as [`render`](Self::render).
+    pub(super) fn render_prefix(&self, messages: &[Value], tools: &Value, full: &str) -> Result<PrefixRendering> {
+        let tmpl = self.env.get_template(TEMPLATE_NAME)?;
+        let ctx = minijinja::context! {
+            messages => Value::from(messages.to_vec()),
+            tools => tools.clone(),
+            documents => Value::from(()),
+            add_generation_prompt => false,
+        };
+        let mut against =
+            Against { full: full.as_bytes(), pos: 0, diverged: false, tail: Vec::new(), pending: Vec::new(), depth: 0 };
+        tmpl.render_captured_to(ctx, &mut against).map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
+        against.finish(full)
+    }
+}
+
+/// How a rendering of a prefix of the messages compares with the rendering of all of
+/// them (generation sentinels removed from both).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct PrefixRendering {
+    /// Length of the prefix rendering, in bytes.
+    pub len: usize,
+    /// Bytes it shares with the full rendering from the start, on a character boundary.
+    pub common: usize,
+    /// The prefix rendering from byte `common` on.
+    pub tail: String,
+}
+
+/// An `io::Write` sink that strips the generation sentinels from what a template
+/// writes and compares the rest with the full rendering, keeping only what follows
+/// the first difference.
+struct Against<'a> {
+    full: &'a [u8],
+    /// Bytes matched so far.
+    pos: usize,
+    diverged: bool,
+    /// What was written after the first difference.
+    tail: Vec<u8>,
+    /// The start of a sentinel cut by the end of a write (1 or 2 bytes).
+    pending: Vec<u8>,
+    depth: usize,
+}
+
+impl Against<'_> {
+    fn emit(&mut self, seg: &[u8]) {
+        if self.diverged {
+            self.tail.extend_from_slice(seg);
+            return;
+        }
+        let rest = &self.full[self.pos..];
+        if rest.starts_with(seg) {
+            self.pos += seg.len();
+            return;
+        }
+        let n = seg.iter().zip(rest).take_while(|(a, b)| a == b).count();
+        self.pos += n;
+        if n < seg.len() {
+            self.diverged = true;
+            self.tail.extend_from_slice(&seg[n..]);
+        }
+    }
+
+    fn process(&mut self, data: &[u8]) -> std::io::Result<()> {
+        let start = GEN_START.encode_utf8(&mut [0; 3]).as_bytes().to_vec();
+        let end = GEN_END.encode_utf8(&mut [0; 3]).as_bytes().to_vec();
+        let mut copied = 0;
+        for at in memchr::memchr_iter(0xEF, data) {
+            if at < copied {
+                continue;
+            }
+            let rest = &data[at..];
+            if rest.len() < 3 && (start.starts_with(rest) || end.starts_with(rest)) {
+                self.emit(&data[copied..at]);
+                self.pending.extend_from_slice(rest);
+                return Ok(());
+            }
+            let is_start = rest.starts_with(&start);
+            if !is_start && !rest.starts_with(&end) {
+                continue;
+            }
+            self.emit(&data[copied..at]);
+            copied = at + 3;
+            if is_start {
+                self.depth += 1;
+            } else {
+                self.depth =
+                    self.depth.checked_sub(1).ok_or_else(|| std::io::Error::other("unbalanced {% endgeneration %}"))?;
+            }
+        }
+        self.emit(&data[copied..]);
+        Ok(())
+    }
+
+    fn finish(mut self, full: &str) -> Result<PrefixRendering> {
+        let pending = std::mem::take(&mut self.pending);
+        self.emit(&pending);
+        if self.depth != 0 {
+            bail!("unterminated {{% generation %}} block");
+        }
+        // the first differing byte lies inside the first differing character
+        let mut common = self.pos;
+        while !full.is_char_boundary(common) {
+            common -= 1;
+        }
+        let mut tail = full.as_bytes()[common..self.pos].to_vec();
+        tail.extend_from_slice(&self.tail);
+        let tail = String::from_utf8(tail).map_err(|e| anyhow!("chat template wrote text that is not UTF-8: {e}"))?;
+        Ok(PrefixRendering { len: common + tail.len(), common, tail })
+    }
+}
+
+impl std::io::Write for Against<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.pending.is_empty() {
+            self.process(buf)?;
+        } else {
+            let mut joined = std::mem::take(&mut self.pending);
+            joined.extend_from_slice(buf);
+            self.process(&joined)?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 fn check_no_sentinels(v: &serde_json::Value) -> Result<()> {
     match v {
@@ -305,6 +437,55 @@ mod tests {
     use super::super::view::render_view;
     use super::*;
     use serde_json::json;
+
+    /// `render_prefix` against the independent method it replaced: render the prefix
+    /// whole, strip the markers, compare the two strings.
+    #[test]
+    fn prefix_rendering_compared_as_written_equals_comparing_whole_renderings() {
+        let t = sample_template();
+        let msgs = vec![
+            json!({"role": "system", "content": "sys"}),
+            json!({"role": "user", "content": "h\u{e9}llo"}),
+            json!({"role": "assistant", "content": "yo", "reasoning_content": "r"}),
+            json!({"role": "user", "content": "ok"}),
+        ];
+        let (values, tools) = t.prepare(&msgs, None).unwrap();
+        let full = t.render_values(&values, &tools, false).unwrap().text;
+        for k in 0..msgs.len() {
+            let whole = t.render_values(&values[..=k], &tools, false).unwrap().text;
+            let got = t.render_prefix(&values[..=k], &tools, &full).unwrap();
+            let common = super::super::view::common_prefix_bytes(&whole, &full);
+            assert_eq!(got, PrefixRendering { len: whole.len(), common, tail: whole[common..].to_owned() }, "k={k}");
+        }
+        // the sample template is prefix-preserving: every prefix is the start of the whole
+        let first = t.render_prefix(&values[..1], &tools, &full).unwrap();
+        // "<|im_start|>" 12 + "system\n" 7 + "sys" 3 + "<|im_end|>" 10 + "\n" 1 = 33 bytes
+        assert_eq!((first.len, first.common, first.tail.as_str()), (33, 33, ""));
+    }
+
+    /// A difference inside a multi-byte character is reported from the character's
+    /// first byte, with the character in the tail; a sentinel cut between two writes is
+    /// still removed.
+    #[test]
+    fn prefix_rendering_splits_on_characters_and_joins_cut_sentinels() {
+        use std::io::Write as _;
+        let full = "ab\u{e9}c"; // é is C3 A9
+        let mut w = Against { full: full.as_bytes(), pos: 0, diverged: false, tail: vec![], pending: vec![], depth: 0 };
+        let start = GEN_START.to_string();
+        let end = GEN_END.to_string();
+        w.write_all(b"a").unwrap();
+        w.write_all(&start.as_bytes()[..2]).unwrap(); // sentinel cut after 2 of its 3 bytes
+        w.write_all(&start.as_bytes()[2..]).unwrap();
+        w.write_all("b\u{e8}".as_bytes()).unwrap(); // è is C3 A8: differs in its second byte
+        w.write_all(end.as_bytes()).unwrap();
+        let got = w.finish(full).unwrap();
+        assert_eq!(got, PrefixRendering { len: 4, common: 2, tail: "\u{e8}".into() });
+        let mut w = Against { full: full.as_bytes(), pos: 0, diverged: false, tail: vec![], pending: vec![], depth: 0 };
+        w.write_all(start.as_bytes()).unwrap();
+        w.write_all(b"ab").unwrap();
+        let err = w.finish(full).unwrap_err().to_string();
+        assert!(err.contains("unterminated {% generation %} block"), "{err}");
+    }
 
     fn render_text(src: &str, ctx_messages: serde_json::Value) -> String {
         let t = ChatTemplate::new(src).unwrap();

@@ -7,8 +7,9 @@ use anyhow::{Context as _, Result, anyhow, bail};
 use super::mask::{SpanTokens, assistant_mask, common_prefix_len};
 use super::template::ChatTemplate;
 
-/// Token span of one message (`end` exclusive).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Token span of one message (`end` exclusive); serialized as a view line's
+/// `message_spans` entry (`{"index", "role", "start", "end"}`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct MessageSpan {
     pub index: usize,
     pub role: String,
@@ -99,27 +100,30 @@ pub fn render_view(
             input_ids.len()
         } else {
             let prefix = template
-                .render_values(&values[..=k], &tools_value, false)
+                .render_prefix(&values[..=k], &tools_value, &full.text)
                 .with_context(|| format!("rendering messages[..={k}]"))?;
-            let common = common_prefix_bytes(&prefix.text, &full.text);
+            let common = prefix.common;
             if role == "tool" && role_of(&messages[k + 1]) == "tool" {
                 if common < verified {
-                    return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
+                    return Err(not_prefix_preserving(k, messages.len(), &prefix.tail, &full.text, common));
                 }
-                let end = match spans_from.common_tokens(&prefix.text, common)? {
-                    Some(end) => end,
-                    None => common_prefix_len(&prefix_ids(k, &prefix.text)?, &input_ids),
-                };
-                open_tails.push((k, prefix.text[common..].to_owned()));
-                end
-            } else {
-                if common < prefix.text.len() {
-                    return Err(not_prefix_preserving(k, messages.len(), &prefix.text, &full.text, common));
-                }
-                let end = match spans_from.prefix_tokens(prefix.text.len())? {
+                let end = match spans_from.common_tokens(common, &prefix.tail)? {
                     Some(end) => end,
                     None => {
-                        let ids = prefix_ids(k, &prefix.text)?;
+                        common_prefix_len(&prefix_ids(k, &[&full.text[..common], &prefix.tail].concat())?, &input_ids)
+                    }
+                };
+                open_tails.push((k, prefix.tail));
+                end
+            } else {
+                if common < prefix.len {
+                    return Err(not_prefix_preserving(k, messages.len(), &prefix.tail, &full.text, common));
+                }
+                let text = &full.text[..prefix.len];
+                let end = match spans_from.prefix_tokens(prefix.len)? {
+                    Some(end) => end,
+                    None => {
+                        let ids = prefix_ids(k, text)?;
                         if ids.len() > input_ids.len() || ids != input_ids[..ids.len()] {
                             bail!(
                                 "message {k} does not end at a token boundary: the tokens of messages[..={k}] are not a \
@@ -129,8 +133,8 @@ pub fn render_view(
                         ids.len()
                     }
                 };
-                close_tool_run(&mut open_tails, &prefix.text, k)?;
-                verified = prefix.text.len();
+                close_tool_run(&mut open_tails, text, k)?;
+                verified = prefix.len;
                 end
             }
         };
@@ -145,17 +149,18 @@ pub fn render_view(
     Ok(RenderedView { input_ids, assistant_mask, message_spans, hf_fallthrough })
 }
 /// The error for a template whose rendering of `messages[..=k]` is not the start of
-/// the rendering of all `n` messages; `at` is the first differing byte.
-fn not_prefix_preserving(k: usize, n: usize, prefix: &str, full: &str, at: usize) -> anyhow::Error {
-    let excerpt = |s: &str| -> String { s[at..].chars().take(40).collect() };
+/// the rendering of all `n` messages; `at` is the first differing byte, `prefix_tail`
+/// the prefix rendering from there.
+fn not_prefix_preserving(k: usize, n: usize, prefix_tail: &str, full: &str, at: usize) -> anyhow::Error {
+    let excerpt = |s: &str| -> String { s.chars().take(40).collect() };
     let char_at = full[..at].chars().count();
     anyhow!(
         "the chat template is not prefix-preserving: the rendering of messages[..={k}] is not the start of the \
          rendering of all {n} messages (from character {char_at}: {:?} vs {:?}), so message spans cannot be derived \
          from prefix renderings and none are written; use a template that renders each turn the same whatever \
          follows it (for example one that always emits the thinking block)",
-        excerpt(prefix),
-        excerpt(full)
+        excerpt(prefix_tail),
+        excerpt(&full[at..])
     )
 }
 
@@ -175,7 +180,9 @@ fn close_tool_run(open_tails: &mut Vec<(usize, String)>, rendering: &str, k: usi
     Ok(())
 }
 
-/// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary.
+/// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary
+/// (the tests' independent check of [`ChatTemplate::render_prefix`]'s `common`).
+#[cfg(test)]
 pub(super) fn common_prefix_bytes(a: &str, b: &str) -> usize {
     let mut i = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
     // the first differing byte lies inside the first differing character
