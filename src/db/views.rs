@@ -550,28 +550,30 @@ fn create_stale(
     }
     // What DuckDB stored for the views just created, read once for all of them.
     let after = Catalog::read(conn)?;
+    // each statement parsed once, not once per view
+    let mut update = conn.prepare("update sph_views set stored_sha256 = ? where name = ?")?;
+    let mut insert = conn.prepare(
+        "insert into sph_views (name, base_name, version, sha256, source, kind, code_version, stored_sha256) \
+         values (?, ?, ?, ?, ?, ?, ?, ?)",
+    )?;
     for view in views {
         let name = view.name();
         let stored = after.stored_sha256(view);
         if before.recorded.contains_key(name) {
-            conn.execute("update sph_views set stored_sha256 = ? where name = ?", duckdb::params![stored, name])?;
+            update.execute(duckdb::params![stored, name])?;
         } else {
             let (base, version) =
                 view.base_and_version().with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
-            conn.execute(
-                "insert into sph_views (name, base_name, version, sha256, source, kind, code_version, stored_sha256) \
-                 values (?, ?, ?, ?, ?, ?, ?, ?)",
-                duckdb::params![
-                    name,
-                    base,
-                    version,
-                    view.sha256(),
-                    view.source,
-                    view.kind.as_str(),
-                    crate::CODE_VERSION,
-                    stored
-                ],
-            )?;
+            insert.execute(duckdb::params![
+                name,
+                base,
+                version,
+                view.sha256(),
+                view.source,
+                view.kind.as_str(),
+                crate::CODE_VERSION,
+                stored
+            ])?;
         }
     }
     Ok(())
