@@ -304,3 +304,53 @@ fn refine_and_load_refuse_without_the_companion() {
     drop(conn);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A load stopped after its commit but before its seal (sealing runs in its own
+/// transactions after the load's) leaves sealed-window content readable in the main
+/// file. Recreated here by undoing the seal with a stock DuckDB client; a read-only open
+/// refuses the file, naming the count, and the next writing open moves the content.
+#[test]
+fn content_left_in_a_sealed_window_by_a_stopped_load_is_sealed_by_the_next_writing_open() {
+    let needles = sealed_texts();
+    let dir = scratch("stopped");
+    let db = dir.join("s.duckdb");
+    {
+        let conn = sphragis::db::open(&db).unwrap();
+        load(&conn, InputKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+        load(&conn, InputKind::Examples, &samples().join("examples.jsonl"), None, &mut |_| {}).unwrap();
+        load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    }
+    assert_eq!(leaks(&db, &needles, 50), vec![]);
+    {
+        // the state between the load's commit and its seal
+        let stock = Connection::open(&db).unwrap();
+        let companion = dir.join("s.duckdb.sealed.duckdb");
+        stock.execute_batch(&format!("attach '{}' as c (read_only)", companion.display())).unwrap();
+        stock
+            .execute_batch(
+                "update review_examples as e set hunk = s.hunk, target = s.target from c.sealed_examples as s \
+                 where e.example_id = s.example_id; \
+                 update review_comments as m set message = s.message from c.sealed_comments as s \
+                 where m.example_id = s.example_id and m.comment_id = s.comment_id; \
+                 delete from sealed_content; detach c",
+            )
+            .unwrap();
+    }
+    let found: BTreeSet<String> = leaks(&db, &needles, 50).into_iter().map(|(_, _, needle)| needle).collect();
+    assert_eq!(found.len(), 6, "the undone seal puts the six texts back: {found:?}");
+    let err = format!("{:#}", sphragis::db::open_read_only(&db).unwrap_err());
+    assert!(err.contains("s.duckdb: 2 examples in sealed windows still have their content in this file"), "{err}");
+    assert!(err.contains("init`"), "{err}");
+    // through the command line too: a report refuses, a writing command seals
+    let out = sphragis(&dir, &["--db", "s.duckdb", "report", "inputs"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 examples in sealed windows"), "{out:?}");
+    let out = sphragis(&dir, &["--db", "s.duckdb", "init"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(leaks(&db, &needles, 50), vec![]);
+    let conn = sphragis::db::open_read_only(&db).unwrap();
+    let sealed: i64 = conn.query_row("select count(*) from sealed_content", [], |r| r.get(0)).unwrap();
+    assert_eq!(sealed, 2);
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}

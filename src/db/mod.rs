@@ -79,11 +79,13 @@ fn check_database_file(path: &Path) -> Result<()> {
 }
 
 /// Opens (creating if needed) the database at `path`, or an in-memory database for
-/// `:memory:`, migrated and with functions and views registered.
+/// `:memory:`, migrated and with functions and views registered, and with any content
+/// left in a sealed window moved to the sealed companion (see `review::sealed`).
 ///
 /// Errors: the file exists and is not a DuckDB database, cannot be opened (locked by
-/// another process), a migration or view was edited after it was recorded, or a
-/// migration fails.
+/// another process), a migration or view was edited after it was recorded, a
+/// migration fails, or content left in a sealed window cannot be moved (its companion
+/// is missing or cannot be written).
 pub fn open(path: &Path) -> Result<Connection> {
     let conn = if path.as_os_str() == ":memory:" {
         Connection::open_in_memory()?
@@ -92,14 +94,18 @@ pub fn open(path: &Path) -> Result<Connection> {
         Connection::open(path).map_err(|e| open_error(path, e, false))?
     };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
+    // a load stopped after its commit but before its seal left sealed-window content here
+    crate::review::sealed::seal(&conn)
+        .with_context(|| format!("{}: moving sealed-window content to the sealed companion", path.display()))?;
     Ok(conn)
 }
 
 /// Opens an existing database read-only, with the `sph_` functions registered.
 ///
-/// Errors: the file does not exist or is not a DuckDB database, or its migrations or
-/// views are not exactly this binary's (run a writing command such as `sphragis init`
-/// to bring it up to date).
+/// Errors: the file does not exist or is not a DuckDB database, its migrations or
+/// views are not exactly this binary's, or examples in a sealed window still have their
+/// content in it (run a writing command such as `sphragis init` to bring it up to date
+/// or to move that content).
 pub fn open_read_only(path: &Path) -> Result<Connection> {
     if !path.is_file() {
         bail!("{}: no such database file (create one with `sphragis init` or `sphragis load`)", path.display());
@@ -109,6 +115,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(path, config).map_err(|e| open_error(path, e, true))?;
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
     views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
+    crate::review::sealed::refuse_unsealed(&conn, path)?;
     crate::rules::udf::register_all(&conn)?;
     Ok(conn)
 }

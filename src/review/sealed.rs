@@ -9,7 +9,10 @@
 //! view still includes them while no client of the main file can read their content.
 //!
 //! Lifecycle: [`seal`] runs after every load of examples or of an orgs file (examples may
-//! arrive before or after the windows that seal them) and before every refine; it moves
+//! arrive before or after the windows that seal them), on every writing open (a load
+//! stopped between its commit and its seal is sealed by the next command) and before
+//! every refine; a read-only open refuses a file with content left to seal
+//! ([`refuse_unsealed`]). It moves
 //! the content of every example whose `created_at` falls in a sealed window of its org
 //! and is not sealed yet. Sealing is one way: a later orgs file that drops the window
 //! leaves the content in the companion. Refine reads content through the temporary views
@@ -68,6 +71,31 @@ pub fn sealed_count(conn: &Connection) -> Result<i64> {
     Ok(conn.query_row("select count(*) from sealed_content", [], |r| r.get(0))?)
 }
 
+/// Examples whose created_at falls in a sealed window of their org but whose content is
+/// still in the main file (what [`seal`] would move).
+pub fn unsealed_count(conn: &Connection) -> Result<i64> {
+    Ok(conn.query_row(&format!("select count(*) from ({TO_SEAL_SQL})"), [], |r| r.get(0))?)
+}
+
+/// Errors when examples in a sealed window still have their content in the main file `db`:
+/// a load that committed was stopped before [`seal`] moved it (sealing runs in its own
+/// transactions after the load's), or another client wrote such examples. A read-only
+/// open cannot move it, and whatever it printed would come from a file whose sealed
+/// window is readable; every writing open seals it (see `db::open`).
+pub fn refuse_unsealed(conn: &Connection, db: &Path) -> Result<()> {
+    let n = unsealed_count(conn)?;
+    if n > 0 {
+        bail!(
+            "{}: {n} examples in sealed windows still have their content in this file (a load was stopped after \
+             its commit but before it moved that content to the sealed companion); any writing command moves it, \
+             for example `sphragis --db {} init`",
+            db.display(),
+            db.display()
+        );
+    }
+    Ok(())
+}
+
 /// Moves the content of every example in a sealed window, not sealed yet, into the
 /// companion, and returns how many examples it moved (0 for an in-memory database).
 ///
@@ -79,8 +107,7 @@ pub fn sealed_count(conn: &Connection) -> Result<i64> {
 /// Errors: content is already sealed but the companion is missing (a new one would hold
 /// only part of it); the companion cannot be created or attached, or a write fails.
 pub fn seal(conn: &Connection) -> Result<u64> {
-    let pending: i64 = conn.query_row(&format!("select count(*) from ({TO_SEAL_SQL})"), [], |r| r.get(0))?;
-    if pending == 0 {
+    if unsealed_count(conn)? == 0 {
         return Ok(0);
     }
     let Some(companion) = companion_path(conn)? else { return Ok(0) };
