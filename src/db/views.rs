@@ -280,7 +280,20 @@ impl Catalog {
         )?;
         let shadowing = stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<Vec<String>>>()?;
         let mut recorded = HashMap::new();
-        let mut stmt = conn.prepare("select name, sha256, code_version, stored_sha256 from sph_views")?;
+        let mut stmt =
+            conn.prepare("select name, sha256, code_version, stored_sha256 from sph_views").map_err(|e| {
+                if e.to_string().contains("sph_views does not exist") {
+                    anyhow::anyhow!(
+                        "the table sph_views is missing (another client dropped it): it records every view and \
+                         macro sphragis created in this file with the SHA-256 of its definition, and without it no \
+                         figure can be traced to the view that made it, so sphragis does not open the file. Restore \
+                         the file from a copy, or load its inputs again into a new file (`sphragis --db NEW.duckdb \
+                         load ...`; they are listed in its table ingest_log, readable with any DuckDB client)"
+                    )
+                } else {
+                    e.into()
+                }
+            })?;
         let mut rows = stmt.query([])?;
         while let Some(r) = rows.next()? {
             recorded.insert(
@@ -474,12 +487,25 @@ struct Recorded {
 /// view, which code recorded it, and the two ways out.
 fn changed_message(view: &ViewFile, was: &Recorded) -> String {
     let (base, version) = view.base_and_version().unwrap_or((view.name(), 0));
+    // "sphragis 0.2.0" of "sphragis 0.2.0 (git ...)": a released file never changes
+    // within a release, so the same release on both sides means no release wrote that record
+    let release = |code: &str| code.split(" (git").next().unwrap_or(code).to_owned();
+    let same_release = was.code_version.as_deref().map(release) == Some(release(crate::CODE_VERSION));
+    let why = if same_release {
+        format!(
+            " Both are {}, whose SQL files do not change: the record was written by an unreleased build or \
+             edited by another client.",
+            release(crate::CODE_VERSION)
+        )
+    } else {
+        String::new()
+    };
     format!(
         "{kind} {name} in this database was recorded with sha256 {old} by {by}, but this sphragis ({code}) \
          has {src} with sha256 {new}: the {kind} changed meaning without a new version. Either open this \
          file with the sphragis that made it, or load the inputs again into a new database file with this \
          one (`sphragis --db NEW.duckdb load ...`, listed by `sphragis report inputs`). (A change of \
-         meaning belongs in a new file {base}_v{next}.sql.)",
+         meaning belongs in a new file {base}_v{next}.sql.){why}",
         kind = view.kind.as_str(),
         name = view.name(),
         old = was.sha256,
@@ -651,7 +677,23 @@ mod tests {
             assert!(err.contains("sql/review/refine_removals_v1.sql with sha256"), "{err}");
             assert!(err.contains("open this file with the sphragis that made it"), "{err}");
             assert!(err.contains("load the inputs again into a new database file"), "{err}");
+            assert!(!err.contains("unreleased build"), "another release wrote it: {err}");
         }
+        // the same release on both sides: no release wrote that sha, and the message says so
+        let this_release = crate::CODE_VERSION.split(" (git").next().unwrap().to_owned();
+        conn.execute(
+            "update sph_views set code_version = ? where name = 'refine_removals_v1'",
+            [format!("{this_release} (git fedcba987654)")],
+        )
+        .unwrap();
+        let err = check_current(&conn).unwrap_err().to_string();
+        assert!(
+            err.ends_with(&format!(
+                "Both are {this_release}, whose SQL files do not change: the record was written by an unreleased \
+                 build or edited by another client."
+            )),
+            "{err}"
+        );
     }
 
     #[test]
@@ -762,5 +804,25 @@ mod tests {
         for v in VIEWS {
             assert!(!v.sql.contains("sph_"), "{} calls an sph_ function", v.source);
         }
+    }
+
+    /// A dropped sph_views used to surface as DuckDB's raw catalog error on every
+    /// command; now every open names the table, why it matters and the ways out.
+    #[test]
+    fn dropped_view_records_are_named_with_the_way_out() {
+        let dir = std::env::temp_dir().join(format!("sphragis-dropped-records-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("d.duckdb");
+        drop(crate::db::open(&path).unwrap());
+        Connection::open(&path).unwrap().execute_batch("drop table sph_views").unwrap();
+        for err in [
+            format!("{:#}", crate::db::open_read_only(&path).unwrap_err()),
+            format!("{:#}", crate::db::open(&path).unwrap_err()),
+        ] {
+            assert!(err.contains("the table sph_views is missing (another client dropped it)"), "{err}");
+            assert!(err.contains("listed in its table ingest_log"), "{err}");
+        }
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
