@@ -566,67 +566,55 @@ pub fn load(
     // temporary directory (`<file>.tmp/`) instead: the load's peak stays about the same
     // as the file grows (measured 600 MB for 36 M positions and 640 MB for 145 M, against
     // 700 MB and 1.8 GB uncapped, and faster at the larger size).
-    let spill = SpillFolder::prepare(conn, path)?;
+    check_spill_folder(conn, path)?;
     conn.execute_batch(&format!("set checkpoint_threshold = '0b'; set memory_limit = '{LOAD_MEMORY_LIMIT}'"))?;
     let outcome = load_views(conn, path, options, progress, &recorded);
     let reset = conn.execute_batch("reset checkpoint_threshold; reset memory_limit");
-    spill.tidy();
     let outcome = outcome?;
     reset?;
     Ok(outcome)
 }
 
-/// DuckDB's spill folder for a view load into a database file (its `temp_directory`:
-/// `<file>.tmp` beside the file), made before the load starts so that a folder that cannot be made is
-/// an error naming the input and the folder before any work (DuckDB would only fail at
-/// commit, with its own message), and removed after the load when it is empty and was
-/// not there before or is the file's own (`<file>.tmp`, which a load killed while
-/// spilling leaves behind).
-struct SpillFolder {
-    folder: Option<std::path::PathBuf>,
-}
-
-impl SpillFolder {
-    fn prepare(conn: &Connection, input: &Path) -> Result<Self> {
-        let setting: String = conn.query_row("select current_setting('temp_directory')", [], |r| r.get(0))?;
-        let db: Option<String> =
-            conn.query_row("select path from duckdb_databases() where database_name = current_database()", [], |r| {
-                r.get(0)
-            })?;
-        // an in-memory database (verify's scratch) spills to `.tmp` in the working
-        // folder only if it must; that is left to DuckDB
-        let Some(db) = db.filter(|d| !d.is_empty() && d != ":memory:") else { return Ok(Self { folder: None }) };
-        if setting.is_empty() {
-            return Ok(Self { folder: None });
-        }
-        let folder = std::path::PathBuf::from(&setting);
-        let own = setting == format!("{db}.tmp");
-        let existed = folder.is_dir();
-        if !existed {
-            std::fs::create_dir_all(&folder).map_err(|e| {
-                anyhow::anyhow!(
-                    "{}: cannot load: DuckDB's spill folder {} cannot be made ({e}); a view load caps DuckDB's memory \
-                     at {LOAD_MEMORY_LIMIT} and writes the rest of its transaction there until the commit, so the \
-                     folder beside the database file must be writable (nothing was loaded)",
-                    input.display(),
-                    folder.display()
-                )
-            })?;
-        }
-        Ok(Self { folder: (own || !existed).then_some(folder) })
-    }
-
-    fn tidy(self) {
-        if let Some(folder) = self.folder {
-            // only succeeds when the folder is empty
-            let _ = std::fs::remove_dir(folder);
-        }
-    }
-}
-
 /// DuckDB's memory limit while a view file loads (see [`load`]); the default (80% of
 /// the machine's memory) is restored after it.
 pub const LOAD_MEMORY_LIMIT: &str = "300MB";
+
+/// Checks that DuckDB can make its spill folder for a view load into a database file
+/// (its `temp_directory`: `<file>.tmp` beside the file) before the load starts, so a
+/// folder that cannot be made is an error naming the input and the folder before any
+/// work (DuckDB would only fail at commit, with its own message). The folder itself is
+/// not touched (DuckDB removes it when the database closes only if it made it): a
+/// missing folder's parent must take a new file, an existing name must be a folder.
+fn check_spill_folder(conn: &Connection, input: &Path) -> Result<()> {
+    let setting: String = conn.query_row("select current_setting('temp_directory')", [], |r| r.get(0))?;
+    let db: Option<String> =
+        conn.query_row("select path from duckdb_databases() where database_name = current_database()", [], |r| {
+            r.get(0)
+        })?;
+    // an in-memory database (verify's scratch) spills to `.tmp` in the working folder
+    // only if it must; that is left to DuckDB
+    if setting.is_empty() || db.is_none_or(|d| d.is_empty() || d == ":memory:") {
+        return Ok(());
+    }
+    let folder = std::path::PathBuf::from(&setting);
+    let refuse = |why: String| {
+        anyhow::anyhow!(
+            "{}: cannot load: DuckDB's spill folder {} cannot be made ({why}); a view load caps DuckDB's memory at \
+             {LOAD_MEMORY_LIMIT} and writes the rest of its transaction there until the commit, so the folder \
+             beside the database file must be writable (nothing was loaded)",
+            input.display(),
+            folder.display()
+        )
+    };
+    if folder.exists() {
+        return if folder.is_dir() { Ok(()) } else { Err(refuse("a file of that name is in the way".into())) };
+    }
+    let parent = folder.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let probe = parent.join(format!(".sphragis-spill-probe-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(|e| refuse(format!("{}: {e}", parent.display())))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}
 
 fn load_views(
     conn: &Connection,
