@@ -16,14 +16,16 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// operating system a second later (issue 12). `views build` allocates and frees buffers of
 /// several MB per trajectory (the tokenizer's per-byte alignments): returned each time,
 /// the kernel zeroed fresh huge pages again for the next one, 0.6-0.9 s of system time of
-/// a 2 s build. Peak memory rises by about 10 MiB. Left alone when the option does not
-/// hold its default (set by the user through `MIMALLOC_PURGE_DELAY`, or an index that
+/// a 2 s build. Peak memory rises by 10-40 MiB. Left alone when the user sets
+/// `MIMALLOC_PURGE_DELAY`, or when the option does not hold its default (an index that
 /// moved in another mimalloc).
 fn keep_freed_memory() {
     // SAFETY: mimalloc's option getter and setter take a plain integer and may be called
     // at any time from any thread.
     unsafe {
-        if matches!(libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY), 10 | 1000) {
+        if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none()
+            && matches!(libmimalloc_sys::mi_option_get(MI_OPTION_PURGE_DELAY), 10 | 1000)
+        {
             libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, -1);
         }
     }

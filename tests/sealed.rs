@@ -347,10 +347,70 @@ fn content_left_in_a_sealed_window_by_a_stopped_load_is_sealed_by_the_next_writi
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 examples in sealed windows"), "{out:?}");
     let out = sphragis(&dir, &["--db", "s.duckdb", "init"]);
     assert!(out.status.success(), "{out:?}");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("moved the content of 2 examples in sealed windows to the sealed companion"), "{said}");
     assert_eq!(leaks(&db, &needles, 50), vec![]);
     let conn = sphragis::db::open_read_only(&db).unwrap();
     let sealed: i64 = conn.query_row("select count(*) from sealed_content", [], |r| r.get(0)).unwrap();
     assert_eq!(sealed, 2);
+    drop(conn);
+    // one example left to seal while the other is sealed and the companion is gone: init
+    // could not move it, so the refusal says to restore the companion first
+    {
+        let stock = Connection::open(&db).unwrap();
+        stock
+            .execute_batch(
+                "update review_examples set hunk = 'x', target = 'y' where example_id = 'os-835000-t1'; \
+                 delete from sealed_content where example_id = 'os-835000-t1'",
+            )
+            .unwrap();
+    }
+    let companion = dir.join("s.duckdb.sealed.duckdb");
+    std::fs::rename(&companion, dir.join("away.duckdb")).unwrap();
+    let err = format!("{:#}", sphragis::db::open_read_only(&db).unwrap_err());
+    assert!(err.contains("s.duckdb: 1 example in sealed windows"), "{err}");
+    assert!(
+        err.contains("s.duckdb.sealed.duckdb is missing too, so it cannot be moved: restore the companion"),
+        "{err}"
+    );
+    std::fs::rename(dir.join("away.duckdb"), &companion).unwrap();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Another client deletes the `sealed_content` rows and nothing else: the main file
+/// holds blanks for those examples, the companion their content. The next writing open
+/// re-lists them; it used to copy the blanks over the companion's content (hunks and
+/// targets null, messages empty, with no error), destroying the sealed window.
+#[test]
+fn seal_never_replaces_companion_content_with_blanks() {
+    let dir = scratch("blanks");
+    let db = dir.join("b.duckdb");
+    let companion = dir.join("b.duckdb.sealed.duckdb");
+    {
+        let conn = sphragis::db::open(&db).unwrap();
+        load(&conn, InputKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+        load(&conn, InputKind::Examples, &samples().join("examples.jsonl"), None, &mut |_| {}).unwrap();
+        load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    }
+    let content = || -> Vec<String> {
+        let c = Connection::open(&companion).unwrap();
+        let mut stmt = c
+            .prepare(
+                "select concat_ws('|', example_id, coalesce(hunk, 'NULL'), coalesce(target, 'NULL')) from sealed_examples \
+                 union all select concat_ws('|', example_id, comment_id, message) from sealed_comments order by 1",
+            )
+            .unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let before = content();
+    assert_eq!(before.len(), 4, "two sealed examples, one comment each: {before:?}");
+    assert!(!before.iter().any(|r| r.contains("NULL")), "{before:?}");
+    Connection::open(&db).unwrap().execute_batch("delete from sealed_content").unwrap();
+    drop(sphragis::db::open(&db).unwrap());
+    assert_eq!(content(), before, "the companion keeps the content");
+    let conn = sphragis::db::open_read_only(&db).unwrap();
+    let sealed: i64 = conn.query_row("select count(*) from sealed_content", [], |r| r.get(0)).unwrap();
+    assert_eq!(sealed, 2, "re-listed");
     drop(conn);
     std::fs::remove_dir_all(dir).unwrap();
 }

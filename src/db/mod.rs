@@ -95,8 +95,18 @@ pub fn open(path: &Path) -> Result<Connection> {
     };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
     // a load stopped after its commit but before its seal left sealed-window content here
-    crate::review::sealed::seal(&conn)
+    let moved = crate::review::sealed::seal(&conn)
         .with_context(|| format!("{}: moving sealed-window content to the sealed companion", path.display()))?;
+    if moved > 0 {
+        // rare (a stopped load, or another client's rows) and the user was told to run a
+        // writing command for it: say that it happened
+        eprintln!(
+            "{}: moved the content of {moved} example{} in sealed windows to the sealed companion (it was left in \
+             the main file)",
+            path.display(),
+            if moved == 1 { "" } else { "s" }
+        );
+    }
     Ok(conn)
 }
 

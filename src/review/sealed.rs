@@ -84,16 +84,31 @@ pub fn unsealed_count(conn: &Connection) -> Result<i64> {
 /// window is readable; every writing open seals it (see `db::open`).
 pub fn refuse_unsealed(conn: &Connection, db: &Path) -> Result<()> {
     let n = unsealed_count(conn)?;
-    if n > 0 {
-        bail!(
-            "{}: {n} examples in sealed windows still have their content in this file (a load was stopped after \
-             its commit but before it moved that content to the sealed companion); any writing command moves it, \
-             for example `sphragis --db {} init`",
-            db.display(),
-            db.display()
-        );
+    if n == 0 {
+        return Ok(());
     }
-    Ok(())
+    let examples = if n == 1 { "example" } else { "examples" };
+    let shown = db.display().to_string();
+    let quoted = if shown.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
+        format!("'{}'", shown.replace('\'', r"'\''"))
+    } else {
+        shown.clone()
+    };
+    let companion = companion_of(db);
+    let way_out = if sealed_count(conn)? > 0 && !companion.is_file() {
+        format!(
+            "its sealed companion {} is missing too, so it cannot be moved: restore the companion beside the file, \
+             then run any writing command (for example `sphragis --db {quoted} init`)",
+            companion.display()
+        )
+    } else {
+        format!("any writing command moves it, for example `sphragis --db {quoted} init`")
+    };
+    bail!(
+        "{shown}: {n} {examples} in sealed windows still have their content in this file (a load stopped after \
+         its commit but before it moved that content to the sealed companion, sealing failed, or another client \
+         wrote those rows); {way_out}"
+    );
 }
 
 /// Moves the content of every example in a sealed window, not sealed yet, into the
@@ -125,13 +140,19 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
     conn.execute_batch(&format!("create or replace temp table sph_to_seal as {TO_SEAL_SQL}"))?;
     crate::db::in_transaction(conn, || -> Result<()> {
         conn.execute(
+            // content the main file no longer holds (blanked by an earlier seal whose
+            // sealed_content row another client deleted) never replaces the companion's
             "insert or replace into sph_sealed.sealed_examples \
-             select e.example_id, e.hunk, e.target from review_examples as e join temp.sph_to_seal using (example_id)",
+             select e.example_id, e.hunk, e.target from review_examples as e join temp.sph_to_seal using (example_id) \
+             where e.hunk is not null or e.target is not null \
+                or e.example_id not in (select example_id from sph_sealed.sealed_examples)",
             [],
         )?;
         conn.execute(
             "insert or replace into sph_sealed.sealed_comments \
-             select c.example_id, c.comment_id, c.message from review_comments as c join temp.sph_to_seal using (example_id)",
+             select c.example_id, c.comment_id, c.message from review_comments as c join temp.sph_to_seal using (example_id) \
+             where c.message <> '' or not exists (select 1 from sph_sealed.sealed_comments as s \
+                 where s.example_id = c.example_id and s.comment_id = c.comment_id)",
             [],
         )?;
         Ok(())
