@@ -216,6 +216,56 @@ fn a_database_path_that_is_not_a_database_is_refused() {
     assert_eq!(std::fs::read(&json).unwrap(), br#"{"orgs": {}}"#);
 }
 
+/// `views build --out t.duckdb` on the database t.duckdb replaced the corpus with view
+/// JSONL and said it wrote the views. Every `--out` naming the database file, its
+/// companion or a path to them is refused before anything is written.
+#[test]
+fn output_that_is_the_database_is_refused_and_the_database_kept() {
+    let s = Scratch::new("outdb");
+    s.frozen_openstack_v3();
+    let before = sha256_of(&s.db());
+    let template = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/chatml_training.jinja");
+    let tokenizer = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/chatml_tokenizer.json");
+    let (template, tokenizer) = (template.to_str().unwrap(), tokenizer.to_str().unwrap());
+    let companion = s.dir.join("t.duckdb.sealed.duckdb");
+    assert!(companion.is_file(), "the openstack sample has a sealed example");
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &["views", "build", "--tokenizer", tokenizer, "--template", template, "--pool", "A", "--out", "t.duckdb"],
+            "the file",
+        ),
+        (
+            &[
+                "views",
+                "build",
+                "--tokenizer",
+                tokenizer,
+                "--template",
+                template,
+                "--pool",
+                "A",
+                "--out",
+                "./sub/../t.duckdb",
+            ],
+            "the file",
+        ),
+        (&["report", "splits", "--format", "html", "--out", "t.duckdb"], "the file"),
+        (&["report", "splits", "--format", "html", "--out", "t.duckdb.sealed.duckdb"], "the sealed companion"),
+        (&["export", "--format", "parquet", "--out", "t.duckdb"], "the file"),
+    ];
+    std::fs::create_dir_all(s.dir.join("sub")).unwrap();
+    let companion_before = sha256_of(&companion);
+    for (args, what) in cases {
+        let out = s.run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(&format!("that is {what} of the database")), "{args:?}: {err}");
+        assert!(err.contains("nothing is written"), "{args:?}: {err}");
+        assert_eq!(sha256_of(&s.db()), before, "{args:?}");
+        assert_eq!(sha256_of(&companion), companion_before, "{args:?}");
+    }
+}
+
 #[test]
 fn usage_errors_exit_2_and_frozen_versions_refuse_refine() {
     let s = Scratch::new("usage");

@@ -18,7 +18,7 @@ mod views;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Audit ML training corpora in one DuckDB file: every count a versioned SQL view.
@@ -241,6 +241,17 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         )
         .into());
     }
+    let out = match &cli.command {
+        Command::Views(views::Args { action: Some(views::Action::Build(b)), .. }) => Some(b.out.as_path()),
+        Command::Report(a) => a.out.as_deref(),
+        Command::Show(show::Args { what: show::What::View(a) }) => a.out.as_deref(),
+        Command::Export(a) => Some(a.out.as_path()),
+        Command::Freeze(a) => Some(a.out.as_path()),
+        _ => None,
+    };
+    if let Some(out) = out {
+        refuse_database_as_output(db, out)?;
+    }
     match cli.command {
         Command::Init(InitArgs { from: Some(dir) }) => export::import(db, &dir, &ui),
         Command::Init(InitArgs { from: None }) => {
@@ -263,6 +274,32 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Export(args) => export::run(db, args, &ui),
         Command::Demo(_) => unreachable!("handled above"),
     }
+}
+
+/// Errors when `out` (a command's `--out`) is the database file, its write-ahead log or
+/// its sealed companion: writing there would replace the corpus (`views build --out`
+/// given the database's name replaced it with JSONL and said it wrote the views).
+pub fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
+    // an output that does not exist yet cannot be any of them
+    let Ok(target) = out.canonicalize() else { return Ok(()) };
+    let files = [db.to_path_buf(), crate::db::wal_path(db), crate::review::sealed::companion_of(db)];
+    if let Some(file) = files.iter().find(|f| f.canonicalize().is_ok_and(|c| c == target)) {
+        return Err(anyhow::anyhow!(
+            "--out {}: that is {} of the database {}; writing there would replace the corpus, so nothing is \
+             written (give another --out)",
+            out.display(),
+            if file == &files[0] {
+                "the file"
+            } else if file == &files[1] {
+                "the write-ahead log"
+            } else {
+                "the sealed companion"
+            },
+            db.display()
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// Terminal behaviour: progress only on an interactive stderr; `quiet` drops status lines.
