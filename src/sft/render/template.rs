@@ -3,7 +3,7 @@
 //! `{% generation %}` blocks into sentinel-wrapping filters whose ranges are recovered
 //! after rendering.
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 use minijinja::value::{Kwargs, Rest, Serde, Value};
 use minijinja::{Environment, Error, ErrorKind};
 
@@ -106,11 +106,11 @@ impl ChatTemplate {
         messages: &[serde_json::Value],
         tools: Option<&serde_json::Value>,
     ) -> Result<(Vec<Value>, Value)> {
-        for m in messages {
-            check_no_sentinels(m)?;
+        for (i, m) in messages.iter().enumerate() {
+            check_no_sentinels(m).with_context(|| format!("messages[{i}]"))?;
         }
         if let Some(t) = tools {
-            check_no_sentinels(t)?;
+            check_no_sentinels(t).context("tools")?;
         }
         let tools_value = match tools {
             Some(t) if !t.is_null() => Value::from(Serde(t)),
@@ -228,7 +228,7 @@ impl Against<'_> {
                 self.depth += 1;
             } else {
                 self.depth =
-                    self.depth.checked_sub(1).ok_or_else(|| std::io::Error::other("unbalanced {% endgeneration %}"))?;
+                    self.depth.checked_sub(1).ok_or_else(|| std::io::Error::other("unbalanced {% endgeneration %} (or the template writes U+FDD0/U+FDD1 itself: they are reserved for generation marks)"))?;
             }
         }
         self.emit(&data[copied..]);
@@ -239,7 +239,9 @@ impl Against<'_> {
         let pending = std::mem::take(&mut self.pending);
         self.emit(&pending);
         if self.depth != 0 {
-            bail!("unterminated {{% generation %}} block");
+            bail!(
+                "unterminated {{% generation %}} block (or the template writes U+FDD0/U+FDD1 itself: they are reserved for generation marks)"
+            );
         }
         // the first differing byte lies inside the first differing character
         let mut common = self.pos;
@@ -315,7 +317,7 @@ fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
             }
             depth += 1;
         } else {
-            depth = depth.checked_sub(1).ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}}"))?;
+            depth = depth.checked_sub(1).ok_or_else(|| anyhow!("unbalanced {{% endgeneration %}} (or the template writes U+FDD0/U+FDD1 itself: they are reserved for generation marks)"))?;
             if depth == 0 {
                 spans.push((open_at, n_chars));
             }
@@ -323,7 +325,9 @@ fn strip_generation_sentinels(raw: &str) -> Result<RenderedText> {
     }
     text.push_str(&raw[copied..]);
     if depth != 0 {
-        bail!("unterminated {{% generation %}} block");
+        bail!(
+            "unterminated {{% generation %}} block (or the template writes U+FDD0/U+FDD1 itself: they are reserved for generation marks)"
+        );
     }
     Ok(RenderedText { text, generation_char_spans: spans })
 }
@@ -437,6 +441,20 @@ mod tests {
     use super::super::view::render_view;
     use super::*;
     use serde_json::json;
+
+    /// The generation sentinels in the input would be read as generation marks; the
+    /// refusal names the message (or the tools) that holds one.
+    #[test]
+    fn input_holding_a_generation_sentinel_is_refused_naming_where() {
+        let t = sample_template();
+        let msgs =
+            vec![json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "a\u{fdd0}b"})];
+        let err = format!("{:#}", t.render(&msgs, None, false).unwrap_err());
+        assert_eq!(err, "messages[1]: input text contains U+FDD0/U+FDD1, reserved for generation markers");
+        let tools = json!([{"type": "function", "function": {"name": "f\u{fdd1}"}}]);
+        let err = format!("{:#}", t.render(&msgs[..1], Some(&tools), false).unwrap_err());
+        assert_eq!(err, "tools: input text contains U+FDD0/U+FDD1, reserved for generation markers");
+    }
 
     /// `render_prefix` against the independent method it replaced: render the prefix
     /// whole, strip the markers, compare the two strings.
