@@ -127,15 +127,12 @@ impl ChatTemplate {
         add_generation_prompt: bool,
     ) -> Result<RenderedText> {
         let tmpl = self.env.get_template(TEMPLATE_NAME)?;
-        let ctx = minijinja::context! {
-            messages => Value::from(messages.to_vec()),
-            tools => tools.clone(),
-            documents => Value::from(()),
-            add_generation_prompt => add_generation_prompt,
-        };
-        let raw = tmpl.render(ctx).map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
+        let raw = tmpl
+            .render(context(messages, tools, add_generation_prompt))
+            .map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
         strip_generation_sentinels(&raw)
     }
+
     /// Renders `messages` (a prefix of those `full` was rendered from) and compares
     /// the text with `full` as it is written, without building it: only the part
     /// from the first difference on is kept. This is what the message spans need
@@ -145,16 +142,22 @@ impl ChatTemplate {
     /// Errors: as [`render`](Self::render).
     pub(super) fn render_prefix(&self, messages: &[Value], tools: &Value, full: &str) -> Result<PrefixRendering> {
         let tmpl = self.env.get_template(TEMPLATE_NAME)?;
-        let ctx = minijinja::context! {
-            messages => Value::from(messages.to_vec()),
-            tools => tools.clone(),
-            documents => Value::from(()),
-            add_generation_prompt => false,
-        };
         let mut against =
             Against { full: full.as_bytes(), pos: 0, diverged: false, tail: Vec::new(), pending: Vec::new(), depth: 0 };
-        tmpl.render_captured_to(ctx, &mut against).map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
+        tmpl.render_captured_to(context(messages, tools, false), &mut against)
+            .map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
         against.finish(full)
+    }
+}
+
+/// The variables a Hugging Face chat template is rendered with (`apply_chat_template`'s
+/// `messages`, `tools`, `documents` and `add_generation_prompt`).
+fn context(messages: &[Value], tools: &Value, add_generation_prompt: bool) -> Value {
+    minijinja::context! {
+        messages => Value::from(messages.to_vec()),
+        tools => tools.clone(),
+        documents => Value::from(()),
+        add_generation_prompt => add_generation_prompt,
     }
 }
 
