@@ -412,5 +412,37 @@ fn seal_never_replaces_companion_content_with_blanks() {
     let sealed: i64 = conn.query_row("select count(*) from sealed_content", [], |r| r.get(0)).unwrap();
     assert_eq!(sealed, 2, "re-listed");
     drop(conn);
+    // one column written by another client, the other blank: neither replaces the
+    // companion's copy (it used to take the whole row, null included)
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch(
+            "update review_examples set hunk = 'X' where example_id = 'os-835000-t1'; \
+             delete from sealed_content where example_id = 'os-835000-t1'",
+        )
+        .unwrap();
+    drop(sphragis::db::open(&db).unwrap());
+    assert_eq!(content(), before, "the companion keeps the content");
+    let hunk: Option<String> = Connection::open(&db)
+        .unwrap()
+        .query_row("select hunk from review_examples where example_id = 'os-835000-t1'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hunk, None, "the main file is blanked again");
+    // content written back for an example still listed as sealed: a read-only open
+    // refuses the file, a writing open blanks it again, the companion is untouched
+    Connection::open(&db)
+        .unwrap()
+        .execute_batch("update review_examples set hunk = 'RESTORED' where example_id = 'os-835000-t1'")
+        .unwrap();
+    let err = format!("{:#}", sphragis::db::open_read_only(&db).unwrap_err());
+    assert!(err.contains("b.duckdb: 1 example in sealed windows still has its content in this file"), "{err}");
+    drop(sphragis::db::open(&db).unwrap());
+    assert_eq!(content(), before);
+    let hunk: Option<String> = Connection::open(&db)
+        .unwrap()
+        .query_row("select hunk from review_examples where example_id = 'os-835000-t1'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hunk, None, "blanked again");
+    assert!(sphragis::db::open_read_only(&db).is_ok());
     std::fs::remove_dir_all(dir).unwrap();
 }

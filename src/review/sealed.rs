@@ -37,6 +37,7 @@ pub const SCHEMA: &str = "sph_sealed";
 
 const COMPANION_SQL: &str = include_str!("../../sql/steps/sealed_companion.sql");
 const TO_SEAL_SQL: &str = include_str!("../../sql/steps/sealed_to_seal.sql");
+const LEAKED_SQL: &str = include_str!("../../sql/steps/sealed_leaked.sql");
 const CONTENT_OPEN_SQL: &str = include_str!("../../sql/steps/content_open.sql");
 const CONTENT_SEALED_SQL: &str = include_str!("../../sql/steps/content_sealed.sql");
 
@@ -73,8 +74,14 @@ pub fn sealed_count(conn: &Connection) -> Result<i64> {
 
 /// Examples whose created_at falls in a sealed window of their org but whose content is
 /// still in the main file (what [`seal`] would move).
+/// Also counts examples listed as sealed whose content another client wrote back into
+/// the main file.
 pub fn unsealed_count(conn: &Connection) -> Result<i64> {
-    Ok(conn.query_row(&format!("select count(*) from ({TO_SEAL_SQL})"), [], |r| r.get(0))?)
+    Ok(conn.query_row(
+        &format!("select (select count(*) from ({TO_SEAL_SQL})) + (select count(*) from ({LEAKED_SQL}))"),
+        [],
+        |r| r.get(0),
+    )?)
 }
 
 /// Errors when examples in a sealed window still have their content in the main file `db`:
@@ -87,7 +94,7 @@ pub fn refuse_unsealed(conn: &Connection, db: &Path) -> Result<()> {
     if n == 0 {
         return Ok(());
     }
-    let examples = if n == 1 { "example" } else { "examples" };
+    let (examples, have) = if n == 1 { ("example", "has its") } else { ("examples", "have their") };
     let shown = db.display().to_string();
     let quoted = if shown.contains(|c: char| c.is_whitespace() || "'\"$`\\".contains(c)) {
         format!("'{}'", shown.replace('\'', r"'\''"))
@@ -105,7 +112,7 @@ pub fn refuse_unsealed(conn: &Connection, db: &Path) -> Result<()> {
         format!("any writing command moves it, for example `sphragis --db {quoted} init`")
     };
     bail!(
-        "{shown}: {n} {examples} in sealed windows still have their content in this file (a load stopped after \
+        "{shown}: {n} {examples} in sealed windows still {have} content in this file (a load stopped after \
          its commit but before it moved that content to the sealed companion, sealing failed, or another client \
          wrote those rows); {way_out}"
     );
@@ -115,7 +122,8 @@ pub fn refuse_unsealed(conn: &Connection, db: &Path) -> Result<()> {
 /// companion, and returns how many examples it moved (0 for an in-memory database).
 ///
 /// Two transactions, because DuckDB writes one database per transaction: the content is
-/// first written to the companion (replacing any earlier copy), then cleared from the
+/// first written to the companion (where it has no copy yet: a copy there is never
+/// replaced), then cleared from the
 /// main file and listed in `sealed_content`; a failure between them leaves the content
 /// in both, and the next call finishes the move.
 ///
@@ -125,6 +133,25 @@ pub fn seal(conn: &Connection) -> Result<u64> {
     if unsealed_count(conn)? == 0 {
         return Ok(0);
     }
+    // content written back for examples already sealed: blanked again, the companion's
+    // copy kept (it is the content)
+    let blanked = crate::db::in_transaction(conn, || -> Result<u64> {
+        conn.execute_batch(&format!("create or replace temp table sph_leaked as {LEAKED_SQL}"))?;
+        let n = conn.execute(
+            "update review_examples set hunk = null, target = null \
+             where example_id in (select example_id from temp.sph_leaked)",
+            [],
+        )?;
+        conn.execute(
+            "update review_comments set message = '' where example_id in (select example_id from temp.sph_leaked)",
+            [],
+        )?;
+        conn.execute_batch("drop table temp.sph_leaked")?;
+        Ok(n as u64)
+    })?;
+    if unsealed_count(conn)? == 0 {
+        return Ok(blanked);
+    }
     let Some(companion) = companion_path(conn)? else { return Ok(0) };
     // A fresh companion beside a file that already sealed content would split it in two.
     require_companion(conn, &companion)?;
@@ -132,7 +159,7 @@ pub fn seal(conn: &Connection) -> Result<u64> {
     let moved = move_content(conn, &companion);
     let _ = conn.execute_batch("drop table if exists temp.sph_to_seal");
     detach(conn);
-    moved
+    Ok(moved? + blanked)
 }
 
 fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
@@ -140,19 +167,17 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
     conn.execute_batch(&format!("create or replace temp table sph_to_seal as {TO_SEAL_SQL}"))?;
     crate::db::in_transaction(conn, || -> Result<()> {
         conn.execute(
-            // content the main file no longer holds (blanked by an earlier seal whose
-            // sealed_content row another client deleted) never replaces the companion's
-            "insert or replace into sph_sealed.sealed_examples \
-             select e.example_id, e.hunk, e.target from review_examples as e join temp.sph_to_seal using (example_id) \
-             where e.hunk is not null or e.target is not null \
-                or e.example_id not in (select example_id from sph_sealed.sealed_examples)",
+            // the companion's copy, once there, is the content: a row the main file holds
+            // for an example the companion already has (a move stopped between its two
+            // transactions: the same content; or another client's edit, or blanks) never
+            // replaces it
+            "insert or ignore into sph_sealed.sealed_examples \
+             select e.example_id, e.hunk, e.target from review_examples as e join temp.sph_to_seal using (example_id)",
             [],
         )?;
         conn.execute(
-            "insert or replace into sph_sealed.sealed_comments \
-             select c.example_id, c.comment_id, c.message from review_comments as c join temp.sph_to_seal using (example_id) \
-             where c.message <> '' or not exists (select 1 from sph_sealed.sealed_comments as s \
-                 where s.example_id = c.example_id and s.comment_id = c.comment_id)",
+            "insert or ignore into sph_sealed.sealed_comments \
+             select c.example_id, c.comment_id, c.message from review_comments as c join temp.sph_to_seal using (example_id)",
             [],
         )?;
         Ok(())
