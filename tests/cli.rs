@@ -264,6 +264,40 @@ fn output_that_is_the_database_is_refused_and_the_database_kept() {
         assert_eq!(sha256_of(&s.db()), before, "{args:?}");
         assert_eq!(sha256_of(&companion), companion_before, "{args:?}");
     }
+    // a hard link to the file or the companion, a log that does not exist yet, the
+    // database given as a symbolic link (its target's companion), a link inside a CSV folder
+    std::fs::hard_link(s.db(), s.dir.join("hard.duckdb")).unwrap();
+    std::fs::hard_link(&companion, s.dir.join("hard-companion")).unwrap();
+    std::os::unix::fs::symlink(s.db(), s.dir.join("link.duckdb")).unwrap();
+    std::fs::create_dir_all(s.dir.join("csv")).unwrap();
+    std::os::unix::fs::symlink(s.db(), s.dir.join("csv/split_counts_v1.csv")).unwrap();
+    let html: &[&str] = &["report", "splits", "--format", "html", "--out"];
+    let link = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sphragis"))
+            .args(["--db", "link.duckdb"])
+            .args(args)
+            .current_dir(&s.dir)
+            .output()
+            .unwrap()
+    };
+    let outs = [
+        (s.run(&[html, &["hard.duckdb"]].concat()), "that is the file of the database"),
+        (s.run(&[html, &["hard-companion"]].concat()), "that is the sealed companion of the database"),
+        (s.run(&["report", "splits", "--format", "csv", "--out", "t.duckdb.wal"]), "that is the write-ahead log"),
+        (link(&[html, &["t.duckdb.sealed.duckdb"]].concat()), "that is the sealed companion of the database"),
+        (
+            s.run(&["report", "splits", "--format", "csv", "--out", "csv"]),
+            "is a symbolic link; report files are not written through links",
+        ),
+    ];
+    for (out, want) in outs {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains(want), "{want}: {err}");
+        assert_eq!(sha256_of(&s.db()), before);
+        assert_eq!(sha256_of(&companion), companion_before);
+    }
+    assert!(!s.dir.join("t.duckdb.wal").exists());
 }
 
 #[test]

@@ -278,26 +278,45 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 
 /// Errors when `out` (a command's `--out`) is the database file, its write-ahead log or
 /// its sealed companion: writing there would replace the corpus (`views build --out`
-/// given the database's name replaced it with JSONL and said it wrote the views).
+/// given the database's name replaced it with JSONL and said it wrote the views). The
+/// same file is found however it is reached: by its path after resolving symbolic links
+/// (for the database given as a link too, its target's log and companion), by name when
+/// it does not exist yet (a log or companion to come), and by device and inode (a hard
+/// link).
 pub fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> {
-    // an output that does not exist yet cannot be any of them
-    let Ok(target) = out.canonicalize() else { return Ok(()) };
-    let files = [db.to_path_buf(), crate::db::wal_path(db), crate::review::sealed::companion_of(db)];
-    if let Some(file) = files.iter().find(|f| f.canonicalize().is_ok_and(|c| c == target)) {
-        return Err(anyhow::anyhow!(
-            "--out {}: that is {} of the database {}; writing there would replace the corpus, so nothing is \
-             written (give another --out)",
-            out.display(),
-            if file == &files[0] {
-                "the file"
-            } else if file == &files[1] {
-                "the write-ahead log"
-            } else {
-                "the sealed companion"
-            },
-            db.display()
-        )
-        .into());
+    use std::os::unix::fs::MetadataExt as _;
+    // a path with its folder resolved (the file itself may not exist yet)
+    let resolved = |p: &Path| -> Option<PathBuf> {
+        if let Ok(c) = p.canonicalize() {
+            return Some(c);
+        }
+        let name = p.file_name()?;
+        let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        Some(parent.canonicalize().ok()?.join(name))
+    };
+    let Some(target) = resolved(out) else { return Ok(()) };
+    let target_id = std::fs::metadata(out).ok().map(|m| (m.dev(), m.ino()));
+    let mut dbs = vec![db.to_path_buf()];
+    if let Ok(real) = db.canonicalize() {
+        dbs.push(real);
+    }
+    let kinds = ["the file", "the write-ahead log", "the sealed companion"];
+    for db in &dbs {
+        let files = [db.clone(), crate::db::wal_path(db), crate::review::sealed::companion_of(db)];
+        for (file, kind) in files.iter().zip(kinds) {
+            let same_path = resolved(file).is_some_and(|f| f == target);
+            let same_inode =
+                target_id.is_some() && std::fs::metadata(file).ok().map(|m| (m.dev(), m.ino())) == target_id;
+            if same_path || same_inode {
+                return Err(anyhow::anyhow!(
+                    "--out {}: that is {kind} of the database {}; writing there would replace the corpus, so \
+                     nothing is written (give another --out)",
+                    out.display(),
+                    db.display()
+                )
+                .into());
+            }
+        }
     }
     Ok(())
 }

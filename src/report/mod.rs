@@ -557,6 +557,15 @@ impl ExportContext {
     }
 }
 
+/// Writes `bytes` to `file`, refusing a symbolic link there: a link placed in an output
+/// folder (to the database file, say) would have the report written over its target.
+fn write_regular(file: &Path, bytes: &[u8]) -> Result<()> {
+    if std::fs::symlink_metadata(file).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!("{}: is a symbolic link; report files are not written through links (remove it)", file.display());
+    }
+    std::fs::write(file, bytes).with_context(|| format!("{}: cannot write", file.display()))
+}
+
 /// Writes `<dir>/<name>.<ext>` for each table (the file name names the view or macro and
 /// its version) and `<dir>/manifest.json`: the database and its inputs (path, SHA-256,
 /// rows), the code version, the command's options, and per file its report, stamp
@@ -583,7 +592,7 @@ pub fn write_files(
         if written.contains(&file) {
             bail!("{}: two tables would be written to the same file", file.display());
         }
-        std::fs::write(&file, render(table, format)?).with_context(|| format!("{}: cannot write", file.display()))?;
+        write_regular(&file, render(table, format)?.as_bytes())?;
         let note = table.rows.is_empty().then(|| {
             format!(
                 "no rows: {} {}{} returned none on this database (nothing of that kind is loaded, or nothing \
@@ -625,8 +634,7 @@ pub fn write_files(
         "inputs": context.inputs,
         "files": manifest,
     });
-    std::fs::write(&path, serde_json::to_string_pretty(&doc)? + "\n")
-        .with_context(|| format!("{}: cannot write", path.display()))?;
+    write_regular(&path, (serde_json::to_string_pretty(&doc)? + "\n").as_bytes())?;
     written.push(path);
     Ok(written)
 }
