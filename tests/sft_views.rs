@@ -396,12 +396,24 @@ fn view_load_names_a_spill_folder_it_cannot_make() {
         let err =
             format!("{:#}", sphragis::sft::views::load(&conn, &views, &Default::default(), &mut |_| {}).unwrap_err());
         assert!(err.contains("views.jsonl: cannot load: DuckDB's spill folder"), "{err}");
-        assert!(err.contains("v.duckdb.tmp cannot be made (a file of that name is in the way)"), "{err}");
+        assert!(
+            err.contains("v.duckdb.tmp cannot be made (a file or a broken link of that name is in the way)"),
+            "{err}"
+        );
         assert!(err.contains("nothing was loaded"), "{err}");
         let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 0);
         let n: i64 = conn.query_row("select count(*) from ingest_log", [], |r| r.get(0)).unwrap();
         assert_eq!(n, 0);
+    }
+    // a dangling symbolic link is in the way too
+    std::fs::remove_file(&spill).unwrap();
+    std::os::unix::fs::symlink(dir.join("nowhere/at/all"), &spill).unwrap();
+    {
+        let conn = sphragis::db::open(&db).unwrap();
+        let err =
+            format!("{:#}", sphragis::sft::views::load(&conn, &views, &Default::default(), &mut |_| {}).unwrap_err());
+        assert!(err.contains("a file or a broken link of that name is in the way"), "{err}");
     }
     // with the name free the load goes ahead
     std::fs::remove_file(&spill).unwrap();

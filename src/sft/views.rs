@@ -606,8 +606,13 @@ fn check_spill_folder(conn: &Connection, input: &Path) -> Result<()> {
             folder.display()
         )
     };
-    if folder.exists() {
-        return if folder.is_dir() { Ok(()) } else { Err(refuse("a file of that name is in the way".into())) };
+    // (a dangling symbolic link does not "exist" but is in the way all the same)
+    if std::fs::symlink_metadata(&folder).is_ok() {
+        return if folder.is_dir() {
+            Ok(())
+        } else {
+            Err(refuse("a file or a broken link of that name is in the way".into()))
+        };
     }
     let parent = folder.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let probe = parent.join(format!(".sphragis-spill-probe-{}", std::process::id()));
