@@ -137,17 +137,9 @@ pub fn seal(conn: &Connection) -> Result<u64> {
     // copy kept (it is the content)
     let blanked = crate::db::in_transaction(conn, || -> Result<u64> {
         conn.execute_batch(&format!("create or replace temp table sph_leaked as {LEAKED_SQL}"))?;
-        let n = conn.execute(
-            "update review_examples set hunk = null, target = null \
-             where example_id in (select example_id from temp.sph_leaked)",
-            [],
-        )?;
-        conn.execute(
-            "update review_comments set message = '' where example_id in (select example_id from temp.sph_leaked)",
-            [],
-        )?;
+        let n = blank_in_main(conn, "temp.sph_leaked")?;
         conn.execute_batch("drop table temp.sph_leaked")?;
-        Ok(n as u64)
+        Ok(n)
     })?;
     if unsealed_count(conn)? == 0 {
         return Ok(blanked);
@@ -184,15 +176,7 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
     })
     .with_context(|| format!("{}: writing sealed content", companion.display()))?;
     crate::db::in_transaction(conn, || -> Result<u64> {
-        let n = conn.execute(
-            "update review_examples set hunk = null, target = null \
-             where example_id in (select example_id from temp.sph_to_seal)",
-            [],
-        )?;
-        conn.execute(
-            "update review_comments set message = '' where example_id in (select example_id from temp.sph_to_seal)",
-            [],
-        )?;
+        let n = blank_in_main(conn, "temp.sph_to_seal")?;
         conn.execute(
             "insert into sealed_content select example_id, org, window_name, current_timestamp from temp.sph_to_seal",
             [],
@@ -202,8 +186,24 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
             "seal",
             &format!("content of {n} examples in sealed windows moved to {}", companion.display()),
         )?;
-        Ok(n as u64)
+        Ok(n)
     })
+}
+
+/// Blanks in the main file the content (hunk, target, comment messages) of the examples
+/// whose ids the table `ids` lists; returns how many examples it blanked.
+fn blank_in_main(conn: &Connection, ids: &str) -> Result<u64> {
+    let n = conn.execute(
+        &format!(
+            "update review_examples set hunk = null, target = null where example_id in (select example_id from {ids})"
+        ),
+        [],
+    )?;
+    conn.execute(
+        &format!("update review_comments set message = '' where example_id in (select example_id from {ids})"),
+        [],
+    )?;
+    Ok(n as u64)
 }
 
 /// Checks, before a load, that content can be sealed: errors when this database already
