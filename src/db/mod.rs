@@ -218,7 +218,7 @@ pub fn in_transaction<T>(conn: &Connection, work: impl FnOnce() -> Result<T>) ->
 }
 
 /// Migrates `conn` and registers functions and views on it: every view and macro is
-/// re-created when a migration ran (so DuckDB binds it against the changed tables),
+/// re-created when a migration ran (none keeps what DuckDB knew of the tables before it),
 /// otherwise only those missing or not what sphragis created.
 pub fn prepare(conn: &Connection) -> Result<()> {
     let migrated = migrations::apply(conn)?;
