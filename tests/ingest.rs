@@ -321,3 +321,39 @@ fn same_bytes_whose_ids_collide_are_skipped_not_refused() {
     assert!(err.contains("is already loaded (file_id"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Every load writes its rows once, into the database file (`ingest::load_file`): before,
+/// a review load wrote every hunk to the write-ahead log at commit and again at the
+/// checkpoint on close. 300 examples of 2 kB hunks (600 kB) leave the log as it was, read
+/// back exactly, and the checkpoint setting is restored after the load.
+#[test]
+fn review_load_writes_its_rows_once_not_to_the_wal() {
+    let dir = temp_dir("wal");
+    let mut text = String::new();
+    for i in 0..300 {
+        let hunk = format!("line {i}\n").repeat(2000 / 8);
+        text.push_str(&format!(
+            "{{\"example_id\":\"e{i}\",\"org\":\"o\",\"hunk\":{},\"target\":\"x\\n\",\"comments\":[{{\"comment_id\":\"c\",\"message\":\"use x\"}}]}}\n",
+            serde_json::to_string(&hunk).unwrap()
+        ));
+    }
+    let file = dir.join("examples.jsonl");
+    std::fs::write(&file, &text).unwrap();
+    let db = dir.join("r.duckdb");
+    let conn = sphragis::db::open(&db).unwrap();
+    let threshold = |conn: &duckdb::Connection| -> String {
+        conn.query_row("select current_setting('checkpoint_threshold')", [], |r| r.get(0)).unwrap()
+    };
+    let before = threshold(&conn);
+    let wal = dir.join("r.duckdb.wal");
+    let wal_before = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    loaded(load(&conn, InputKind::Examples, &file, None, &mut |_| {}));
+    let wal_after = std::fs::metadata(&wal).map_or(0, |m| m.len());
+    assert!(wal_after <= wal_before + 64 * 1024, "WAL grew from {wal_before} to {wal_after} bytes");
+    assert_eq!(threshold(&conn), before);
+    let want: i64 = (0..300).map(|i: i64| (format!("line {i}\n").len() * 250) as i64).sum();
+    assert_eq!(count(&conn, "select sum(length(hunk)) from review_examples"), want);
+    assert_eq!(count(&conn, "select count(*) from review_comments"), 300);
+    drop(conn);
+    let _ = std::fs::remove_dir_all(&dir);
+}

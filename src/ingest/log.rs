@@ -53,9 +53,32 @@ pub enum LoadOutcome {
 /// Anomalies the loader accepted ([`super::anomaly::record`]) are written to
 /// `ingest_anomaly_records` in the same transaction.
 ///
+/// The commit writes the loaded rows once, into the database file: DuckDB would write
+/// them to its write-ahead log at commit and again to the file when it checkpoints on
+/// close. A zero `checkpoint_threshold` makes the commit checkpoint instead, and a
+/// transaction estimated at 100 kB or more (`auto_checkpoint_skip_wal_threshold`) then
+/// skips the log. The setting is restored however the load ends (sphragis never sets it
+/// otherwise: reset is the value it had).
+///
 /// Errors: the file cannot be opened or read, or `load` fails; either way the database
 /// is left exactly as before.
 pub fn load_file(
+    conn: &Connection,
+    path: &Path,
+    kind: InputKind,
+    options: Option<&str>,
+    load: impl FnOnce(&Connection, i32, &mut Input) -> Result<i64>,
+) -> Result<LoadOutcome> {
+    conn.execute_batch("set checkpoint_threshold = '0b'")?;
+    let outcome = load_in_transaction(conn, path, kind, options, load);
+    let reset = conn.execute_batch("reset checkpoint_threshold");
+    let outcome = outcome?;
+    reset?;
+    Ok(outcome)
+}
+
+/// [`load_file`]'s work: the transaction, the ingest log, a duplicate's skip.
+fn load_in_transaction(
     conn: &Connection,
     path: &Path,
     kind: InputKind,
