@@ -177,3 +177,32 @@ fn anomalies_report_is_registered() {
     assert_eq!(count(&conn, "select count(*) from ingest_anomalies_v1"), 0);
     assert!(sphragis::report::REPORTS.iter().any(|r| r.name == "anomalies" && r.view == "ingest_anomalies_v1"));
 }
+
+/// The view loader parses on several threads; what they accept under the anomaly policy
+/// is recorded all the same (it was lost: the collector is the loading thread's).
+#[test]
+fn view_load_records_anomalies_found_on_its_parser_threads() {
+    let d = dir("views");
+    let line = |i: usize, extra: &str| {
+        format!(
+            "{{\"view_id\":\"v{i}\",\"instance_id\":\"o__r-{i}\",\"input_ids\":[1,2],\"loss_mask\":[0,1]{extra}}}\n"
+        )
+    };
+    let mut text = String::new();
+    for i in 1..=40 {
+        text.push_str(&match i {
+            3 => line(i, ", \"meta\": {\"score\": NaN}"),
+            37 => line(i, r#", "meta": {"note": "cut \ud83d here"}"#),
+            _ => line(i, ""),
+        });
+    }
+    let p = write(&d, "v.jsonl", &text);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = sphragis::sft::views::ViewOptions { pool: Some("A".into()), ..Default::default() };
+    sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap();
+    assert_eq!(count(&conn, "select count(*) from sft_views"), 40);
+    assert_eq!(
+        anomalies(&conn),
+        [row(Some(3), "meta.score", "nan", "NaN", 1), row(Some(37), "meta.note", "lone_surrogate", r"\ud83d", 1)]
+    );
+}

@@ -427,3 +427,69 @@ fn view_load_names_a_spill_folder_it_cannot_make() {
     assert!(!left.iter().any(|n| n.to_string_lossy().contains("probe")), "{left:?}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Views are parsed on several threads in chunks of lines (`sft::views::read`): the error
+/// a load reports is still the first failing line's, whichever chunk a thread finishes
+/// first, and lines after it are never loaded.
+#[test]
+fn first_bad_line_is_reported_whichever_parser_thread_meets_it() {
+    let dir = std::env::temp_dir().join(format!("sphragis-views-order-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let options = ViewOptions { pool: Some("P".into()), ..ViewOptions::default() };
+    let line = |i: usize| {
+        format!("{{\"view_id\":\"v{i}\",\"instance_id\":\"o__r-{i}\",\"input_ids\":[1,2,3],\"loss_mask\":[0,1,1]}}")
+    };
+    // 40 lines: several chunks; a view without instance_id on line 5, bad JSON on line 35
+    let mut lines: Vec<String> = (1..=40).map(line).collect();
+    lines[4] = "{\"view_id\":\"v5\",\"input_ids\":[1],\"loss_mask\":[1]}".into();
+    lines[34] = "{\"view_id\":\"v35\",".into();
+    let path = dir.join("two-bad.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    for _ in 0..5 {
+        let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+        let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains("two-bad.jsonl:5:"), "{err}");
+        assert!(err.contains("instance_id"), "{err}");
+        let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 0);
+    }
+    // invalid UTF-8 on line 30 and bad JSON on line 20 (in the chunk the reader had not
+    // handed over when it met line 30): line 20 comes first
+    let mut bytes: Vec<u8> = Vec::new();
+    for i in 1..=40 {
+        match i {
+            20 => bytes.extend_from_slice(b"{\"view_id\": 7,"),
+            30 => bytes.extend_from_slice(b"{\"view_id\":\"\xff\"}"),
+            _ => bytes.extend_from_slice(line(i).as_bytes()),
+        }
+        bytes.push(b'\n');
+    }
+    let path = dir.join("utf8.jsonl");
+    std::fs::write(&path, &bytes).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("utf8.jsonl:20:"), "{err}");
+    // the UTF-8 error alone is named where it is
+    bytes = bytes
+        .split(|b| *b == b'\n')
+        .enumerate()
+        .map(|(i, l)| if i == 19 { line(20).into_bytes() } else { l.to_vec() })
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    std::fs::write(&path, &bytes).unwrap();
+    let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("utf8.jsonl:30:") && err.contains("invalid UTF-8"), "{err}");
+    // and 40 good lines load in file order
+    let path = dir.join("good.jsonl");
+    std::fs::write(&path, (1..=40).map(line).collect::<Vec<_>>().join("\n")).unwrap();
+    load(&conn, &path, &options, &mut |_| {}).unwrap();
+    let order: Vec<String> = conn
+        .prepare("select view_id from sft_views order by record")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(order, (1..=40).map(|i| format!("v{i}")).collect::<Vec<_>>());
+    std::fs::remove_dir_all(dir).unwrap();
+}

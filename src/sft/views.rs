@@ -351,24 +351,6 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     })
 }
 
-/// Reads view lines from `reader` and hands each to `sink`.
-///
-/// Errors ([`InputError`] naming line and field): malformed JSON, a missing or mistyped
-/// field, no pool, no mask of any convention, labels that are neither -100 nor their
-/// token (or look pre-shifted without `labels_shifted`), conventions that disagree,
-/// spans without a declared end convention, an empty file.
-pub fn read(
-    path: &Path,
-    reader: impl BufRead,
-    options: &ViewOptions,
-    sink: &mut dyn FnMut(View) -> Result<()>,
-) -> Result<u64> {
-    for_each_line(path, reader, |line, text| {
-        let raw: RawView = parse_json(path, line, text)?;
-        sink(to_view(path, line, raw, options)?)
-    })
-}
-
 /// Buffers views and writes them as Arrow record batches through the appender: the views
 /// with their ids and masks as list columns, their message spans, their supervised runs.
 /// Call [`ViewWriter::finish`].
@@ -553,23 +535,17 @@ pub fn load(
         "tokenizer_sha256": options.tokenizer.as_ref().map(|t| &t.1),
     })
     .to_string();
-    // A view file is a few thousand rows of long lists: DuckDB would write every list to
-    // its write-ahead log at commit and again to the database file when it checkpoints on
-    // close. A zero threshold makes the commit checkpoint instead, and a transaction
-    // estimated at 100 kB or more (auto_checkpoint_skip_wal_threshold) then skips the log:
-    // the data is written once. The setting is restored however the load ends.
-    // (sphragis never sets it otherwise: reset is the value it had.)
-    //
-    // A view file is also fewer rows than one DuckDB row group, so DuckDB would keep the
+    // (The commit writes the lists once, into the file, not first to the write-ahead log:
+    // crate::ingest::load_file.) A view file is fewer rows than one DuckDB row group, so DuckDB would keep the
     // whole transaction in memory until commit (about 10 bytes a position: 1.8 GB for 145 M
     // positions). Capped at LOAD_MEMORY_LIMIT, it spills its transaction storage to its
     // temporary directory (`<file>.tmp/`) instead: the load's peak stays about the same
     // as the file grows (measured 600 MB for 36 M positions and 640 MB for 145 M, against
     // 700 MB and 1.8 GB uncapped, and faster at the larger size).
     check_spill_folder(conn, path)?;
-    conn.execute_batch(&format!("set checkpoint_threshold = '0b'; set memory_limit = '{LOAD_MEMORY_LIMIT}'"))?;
+    conn.execute_batch(&format!("set memory_limit = '{LOAD_MEMORY_LIMIT}'"))?;
     let outcome = load_views(conn, path, options, progress, &recorded);
-    let reset = conn.execute_batch("reset checkpoint_threshold; reset memory_limit");
+    let reset = conn.execute_batch("reset memory_limit");
     let outcome = outcome?;
     reset?;
     Ok(outcome)
@@ -638,47 +614,172 @@ fn load_views(
             )?;
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
         };
-        // Three stages on their own threads: read + SHA-256 (the input's read-ahead), JSON parsing
-        // (here), Arrow batches + appends (this thread, which owns the connection).
-        let (parsed, appended) = std::thread::scope(|scope| {
-            let (tx, rx) = std::sync::mpsc::sync_channel::<View>(64);
-            let parser = scope.spawn(move || {
-                read(path, &mut *reader, options, &mut |view| {
-                    let place = format!("{}:{}", path.display(), view.record);
-                    if let Some(earlier) = known.insert(view.view_id.clone(), place) {
-                        return Err(InputError::at(
-                            path,
-                            Some(view.record as u64),
-                            Some("view_id"),
-                            format!("{:?} is already used by the view at {earlier}", view.view_id),
-                        )
-                        .into());
-                    }
-                    tx.send(view).map_err(|_| anyhow::anyhow!("the writer stopped"))
-                })
-            });
-            let mut seen = 0u64;
-            let mut appended: Result<()> = Ok(());
-            for view in rx {
-                if appended.is_ok() {
-                    appended = writer.append(view);
-                    seen += 1;
-                    if seen.is_multiple_of(64) {
-                        progress(seen);
-                    }
-                }
+        // Stages on their own threads: read + SHA-256 (the input's read-ahead), cutting
+        // lines into chunks, JSON parsing on every core, then (this thread, which owns the
+        // connection) the views in file order: repeated ids, Arrow batches, appends.
+        let mut seen = 0u64;
+        read(path, &mut *reader, options, |view| {
+            let place = format!("{}:{}", path.display(), view.record);
+            if let Some(earlier) = known.insert(view.view_id.clone(), place) {
+                return Err(InputError::at(
+                    path,
+                    Some(view.record as u64),
+                    Some("view_id"),
+                    format!("{:?} is already used by the view at {earlier}", view.view_id),
+                )
+                .into());
             }
-            (parser.join(), appended)
-        });
-        let result = parsed.map_err(|_| anyhow::anyhow!("the view parser panicked"))?;
-        appended?;
-        result?;
+            writer.append(view)?;
+            seen += 1;
+            if seen.is_multiple_of(64) {
+                progress(seen);
+            }
+            Ok(())
+        })?;
         let rows = writer.finish().with_context(|| path.display().to_string())?;
         if let Some(segmenter) = &options.segments {
             crate::sft::segments::derive_file(conn, path, file_id, segmenter)?;
         }
         progress(rows as u64);
         Ok(rows)
+    })
+}
+
+/// Lines per parsing chunk, and at most this many bytes of line text (a chunk is the
+/// unit of work of one parser thread; small enough to spread a few long views).
+const CHUNK_LINES: usize = 16;
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// Chunks cut but not yet handed to `each`, per parser thread: bounds the memory held
+/// in flight (chunks queued, being parsed, or parsed and waiting for an earlier one).
+const CHUNKS_IN_FLIGHT_PER_THREAD: usize = 3;
+
+/// Lines of one chunk: `(sequence number, [(line number, text)])`.
+type Chunk = (u64, Vec<(u64, String)>);
+
+/// A parsed chunk: its sequence number, its views in line order up to the first line
+/// that failed, that line's error, and the anomalies the accepted lines held.
+struct ParsedChunk {
+    seq: u64,
+    views: Vec<View>,
+    error: Option<anyhow::Error>,
+    anomalies: Vec<crate::ingest::anomaly::Recorded>,
+}
+
+/// Reads view lines from `reader` and hands each view to `each`, in file order, on the
+/// calling thread. The JSON parsing is spread over every core: one thread cuts the lines
+/// into chunks ([`for_each_line`]: UTF-8, blank lines, an empty file), parser threads turn
+/// each chunk into views. What reading line by line would report is reported: the error
+/// of the first failing line (or of `each`), and the anomalies of the lines before it,
+/// recorded on the calling thread's collector ([`crate::ingest::anomaly::record`], where
+/// the load's transaction writes them). Returns the number of records read.
+///
+/// Errors ([`InputError`] naming line and field): malformed JSON, a missing or mistyped
+/// field, no pool, no mask of any convention, labels that are neither -100 nor their
+/// token (or look pre-shifted without `labels_shifted`), conventions that disagree,
+/// spans without a declared end convention, an empty file.
+pub fn read(
+    path: &Path,
+    reader: &mut (dyn BufRead + Send),
+    options: &ViewOptions,
+    mut each: impl FnMut(View) -> Result<()>,
+) -> Result<u64> {
+    use std::sync::mpsc::{Receiver, sync_channel};
+    use std::sync::{Mutex, PoisonError};
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
+    let in_flight = threads * CHUNKS_IN_FLIGHT_PER_THREAD;
+    let (work_tx, work_rx) = sync_channel::<Chunk>(in_flight);
+    let work_rx: Mutex<Receiver<Chunk>> = Mutex::new(work_rx);
+    let (done_tx, done_rx) = sync_channel::<ParsedChunk>(in_flight);
+    // a chunk is cut only with a permit, returned when `each` has had its views
+    let (permit_tx, permit_rx) = sync_channel::<()>(in_flight);
+    for _ in 0..in_flight {
+        permit_tx.send(()).expect("the receiver is here");
+    }
+    std::thread::scope(|scope| -> Result<u64> {
+        let cutter = scope.spawn(move || -> (Result<u64>, u64) {
+            let mut seq = 0u64;
+            let mut lines: Vec<(u64, String)> = Vec::new();
+            let mut bytes = 0usize;
+            let mut send = |lines: Vec<(u64, String)>| -> Result<()> {
+                permit_rx.recv().map_err(|_| anyhow::anyhow!("the view writer stopped"))?;
+                work_tx.send((seq, lines)).map_err(|_| anyhow::anyhow!("the view parsers stopped"))?;
+                seq += 1;
+                Ok(())
+            };
+            let read = for_each_line(path, &mut *reader, |line, text| {
+                bytes += text.len();
+                lines.push((line, text.to_owned()));
+                if lines.len() >= CHUNK_LINES || bytes >= CHUNK_BYTES {
+                    bytes = 0;
+                    send(std::mem::take(&mut lines))?;
+                }
+                Ok(())
+            });
+            // the lines before a failing one are parsed first: an error among them comes first
+            let sent = if lines.is_empty() { Ok(()) } else { send(lines) };
+            (read.and_then(|records| sent.map(|()| records)), seq)
+        });
+        let work_rx = &work_rx;
+        for _ in 0..threads {
+            let done_tx = done_tx.clone();
+            scope.spawn(move || {
+                loop {
+                    let next = work_rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                    let Ok((seq, lines)) = next else { return };
+                    let ((views, error), anomalies) = crate::ingest::anomaly::collect(|| {
+                        let mut views = Vec::with_capacity(lines.len());
+                        for (line, text) in &lines {
+                            match parse_json::<RawView>(path, *line, text)
+                                .and_then(|raw| to_view(path, *line, raw, options))
+                            {
+                                Ok(view) => views.push(view),
+                                Err(e) => return (views, Some(e.into())),
+                            }
+                        }
+                        (views, None)
+                    });
+                    if done_tx.send(ParsedChunk { seq, views, error, anomalies }).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        // chunks in sequence order; the first error (a line's, or `each`'s) stops the load
+        let mut waiting: std::collections::BTreeMap<u64, ParsedChunk> = std::collections::BTreeMap::new();
+        let mut next = 0u64;
+        let mut failed: Option<anyhow::Error> = None;
+        'chunks: for chunk in &done_rx {
+            waiting.insert(chunk.seq, chunk);
+            while let Some(chunk) = waiting.remove(&next) {
+                next += 1;
+                crate::ingest::anomaly::record(chunk.anomalies);
+                for view in chunk.views {
+                    if let Err(e) = each(view) {
+                        failed = Some(e);
+                        break 'chunks;
+                    }
+                }
+                if let Some(e) = chunk.error {
+                    failed = Some(e);
+                    break 'chunks;
+                }
+                let _ = permit_tx.send(());
+            }
+        }
+        // stop the other threads: the cutter waits for a permit or a parser, parsers for
+        // the cutter or this receiver
+        drop(done_rx);
+        drop(permit_tx);
+        let (read, chunks) = cutter.join().map_err(|_| anyhow::anyhow!("the view reader panicked"))?;
+        match failed {
+            Some(e) => Err(e),
+            None if read.is_ok() && next != chunks => {
+                Err(anyhow::anyhow!("{}: a view parser stopped after {next} of {chunks} chunks", path.display()))
+            }
+            None => read,
+        }
     })
 }
 
