@@ -83,6 +83,56 @@ struct RawLedger {
     n_supervised: Option<i64>,
 }
 
+/// A JSON array of integers stored narrow (`i32` token ids, `i8` mask values), read
+/// without a 64-bit copy: each value is parsed as an `i64`, and the first that does not
+/// fit `T` is kept, with its index, for the loader's error in the field's terms.
+#[derive(Debug, Default)]
+struct Narrow<T> {
+    values: Vec<T>,
+    /// `(index, value)` of the first value that does not fit `T` (stored as 0).
+    misfit: Option<(usize, i64)>,
+}
+
+thread_local! {
+    /// The values of the array being read: reused, so reading a long array costs one
+    /// allocation of its exact size instead of a chain of doublings.
+    static SCRATCH: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl<'de, T: TryFrom<i64> + Default + Copy> Deserialize<'de> for Narrow<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: TryFrom<i64> + Default + Copy> serde::de::Visitor<'de> for Visitor<T> {
+            type Value = Narrow<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Narrow<T>, A::Error> {
+                SCRATCH.with(|scratch| {
+                    let mut scratch = scratch.borrow_mut();
+                    scratch.clear();
+                    while let Some(v) = seq.next_element::<i64>()? {
+                        scratch.push(v);
+                    }
+                    let mut misfit = None;
+                    let values = scratch
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            T::try_from(*v).unwrap_or_else(|_| {
+                                misfit.get_or_insert((i, *v));
+                                T::default()
+                            })
+                        })
+                        .collect();
+                    Ok(Narrow { values, misfit })
+                })
+            }
+        }
+        deserializer.deserialize_seq(Visitor(std::marker::PhantomData))
+    }
+}
+
 /// A view line. Unknown fields are allowed (producers add metadata) and kept in
 /// `origin` only when given there.
 #[derive(Debug, Deserialize)]
@@ -94,11 +144,11 @@ struct RawView {
     instance_id: String,
     #[serde(default)]
     family: Option<String>,
-    input_ids: Vec<i64>,
+    input_ids: Narrow<i32>,
     #[serde(default)]
-    loss_mask: Option<Vec<i64>>,
+    loss_mask: Option<Narrow<i8>>,
     #[serde(default)]
-    assistant_masks: Option<Vec<i64>>,
+    assistant_masks: Option<Narrow<i8>>,
     #[serde(default)]
     labels: Option<Vec<i64>>,
     #[serde(default)]
@@ -188,17 +238,17 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
             None => Ok(()),
         }
     };
-    fits("input_ids", &raw.input_ids)?;
+    if let Some((i, v)) = raw.input_ids.misfit {
+        return Err(err(&format!("input_ids[{i}]"), format!("{v} does not fit a 32-bit integer")));
+    }
     if let Some(values) = &raw.keep_msgs {
         fits("keep_msgs", values)?;
     }
     // Mask values are stored in one byte: 0/1 and the usual mistakes (-100, 2) fit and
     // are kept for the contract to report; anything else is refused.
     for (field, values) in [("loss_mask", &raw.loss_mask), ("assistant_masks", &raw.assistant_masks)] {
-        if let Some(values) = values
-            && let Some(i) = values.iter().position(|v| i8::try_from(*v).is_err())
-        {
-            return Err(err(&format!("{field}[{i}]"), format!("mask value {} is outside -128..127", values[i])));
+        if let Some((i, v)) = values.as_ref().and_then(|m| m.misfit) {
+            return Err(err(&format!("{field}[{i}]"), format!("mask value {v} is outside -128..127")));
         }
     }
     if let Some(spans) = &raw.message_spans {
@@ -206,23 +256,23 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
             fits(&format!("message_spans[{i}]"), &[s.index, s.start, s.end])?;
         }
     }
-    let n = raw.input_ids.len();
+    let n = raw.input_ids.values.len();
     // The mask: loss_mask or assistant_masks as given; labels converted; conventions
     // given together must agree.
-    let from_labels = |labels: &[i64], shifted: bool| -> Result<Vec<i64>, InputError> {
+    let from_labels = |labels: &[i64], shifted: bool| -> Result<Vec<i8>, InputError> {
         let mut mask = vec![0; n];
         for (i, label) in labels.iter().enumerate() {
             if *label == IGNORE_INDEX {
                 continue;
             }
             let target = if shifted { i + 1 } else { i };
-            match raw.input_ids.get(target) {
-                Some(id) if id == label => {
+            match raw.input_ids.values.get(target).map(|id| i64::from(*id)) {
+                Some(id) if id == *label => {
                     if target < n {
                         mask[target] = 1;
                     }
                 }
-                Some(_) if !shifted && raw.input_ids.get(i + 1) == Some(label) => {
+                Some(_) if !shifted && raw.input_ids.values.get(i + 1).map(|id| i64::from(*id)) == Some(*label) => {
                     return Err(err(
                         "labels",
                         format!(
@@ -246,12 +296,12 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     // Every convention the line gives, in order of preference (the first is stored):
     // (field, mask, whether the values are a mask as given rather than derived from
     // labels).
-    let mut given: Vec<(&'static str, Vec<i64>, bool)> = Vec::new();
+    let mut given: Vec<(&'static str, Vec<i8>, bool)> = Vec::new();
     if let Some(m) = raw.loss_mask {
-        given.push(("loss_mask", m, true));
+        given.push(("loss_mask", m.values, true));
     }
     if let Some(m) = raw.assistant_masks {
-        given.push(("assistant_masks", m, true));
+        given.push(("assistant_masks", m.values, true));
     }
     if let Some(labels) = &raw.labels {
         // A length mismatch is kept for the contract's lengths check: the mask has
@@ -280,7 +330,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
                 (x == 1) != (y == 1) || (*first_raw && *second_raw && x != y)
             };
             if let Some(i) = (0..first_mask.len()).find(differs) {
-                let shown = |raw: bool, v: i64| {
+                let shown = |raw: bool, v: i8| {
                     if raw {
                         v.to_string()
                     } else if v == 1 {
@@ -336,8 +386,8 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         instance_id: raw.instance_id,
         // both checked above to fit: input_ids 32 bits, a given mask one byte, a mask
         // from labels is 0/1
-        input_ids: raw.input_ids.iter().map(|v| *v as i32).collect(),
-        loss_mask: loss_mask.iter().map(|v| *v as i8).collect(),
+        input_ids: raw.input_ids.values,
+        loss_mask,
         mask_source,
         span_end,
         spans,
