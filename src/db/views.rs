@@ -271,8 +271,10 @@ impl Catalog {
     fn read(conn: &Connection) -> Result<Self> {
         // The file's macros and which of them shadow a function, in one scan of
         // duckdb_functions() (some 3,000 rows of DuckDB's own functions: each scan costs
-        // about 10 ms on every open). Every function is named by its schema, so a macro of
-        // the file replaces none of them here.
+        // about 10 ms on every open). Every function here is named by its schema and is a
+        // built-in function, not one of DuckDB's own macros (`array_to_string` is one, and
+        // calls `len` unqualified), so no macro of the file replaces any of them. DuckDB
+        // resolves names in any case: `GREATEST` shadows `greatest`.
         let (mut shadowing, mut macros, mut parameters) = (Vec::new(), HashMap::new(), HashMap::new());
         let mut stmt = conn.prepare(
             "with f as materialized (select function_name, function_type, schema_name, database_name, \
@@ -280,14 +282,14 @@ impl Catalog {
              mine as (select * from f where database_name = system.main.current_database() \
                  and function_type in ('macro', 'table_macro')) \
              select true, function_name, null, null from mine \
-             where system.main.starts_with(function_name, 'sph_') \
-                 or function_name in (select function_name from f where database_name = 'system') \
+             where system.main.starts_with(system.main.lower(function_name), 'sph_') \
+                 or system.main.lower(function_name) in \
+                     (select system.main.lower(function_name) from f where database_name = 'system') \
              group by function_name \
              union all \
              select false, function_name, \
                  system.main.string_agg(macro_definition, '\n' order by macro_definition), \
-                 system.main.string_agg(system.main.array_to_string(parameters, ', '), ' | ' \
-                     order by macro_definition) \
+                 system.main.string_agg(cast(parameters as varchar), ' | ' order by macro_definition) \
              from mine where function_type = 'table_macro' and schema_name = 'main' group by function_name",
         )?;
         let mut rows = stmt.query([])?;
@@ -297,7 +299,13 @@ impl Catalog {
                 shadowing.push(name);
             } else {
                 macros.insert(name.clone(), r.get(2)?);
-                parameters.insert(name, r.get(3)?);
+                // `[a, b] | [c]` (a list cast to text, per definition) → `a, b | c`
+                let lists: String = r.get(3)?;
+                let names: Vec<&str> = lists
+                    .split(" | ")
+                    .map(|l| l.strip_prefix('[').and_then(|l| l.strip_suffix(']')).unwrap_or(l))
+                    .collect();
+                parameters.insert(name, names.join(" | "));
             }
         }
         shadowing.sort();
@@ -835,6 +843,42 @@ mod tests {
             }
             Connection::open(&path).unwrap().execute_batch(&format!("drop macro {name}")).unwrap();
             assert!(crate::db::open_read_only(&path).is_ok());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// DuckDB resolves function names in any case, so a macro `GREATEST` replaces
+    /// `greatest` in every view (a trained view read as untrained); and a macro `len`
+    /// replaced the `len` that DuckDB's own macro `array_to_string` calls, which the check
+    /// itself used: the check blamed an intact sphragis macro and sent the user in a loop.
+    /// Both are now refused naming the macro and the way out.
+    #[test]
+    fn macro_named_like_a_function_in_another_case_or_used_by_a_builtin_macro_is_refused() {
+        let dir = std::env::temp_dir().join(format!("sphragis-shadow-case-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.duckdb");
+        drop(crate::db::open(&path).unwrap());
+        for (create, name) in [
+            ("create macro \"GREATEST\"(a, b) as 0", "GREATEST"),
+            ("create macro \"List_Sum\"(x) as 0", "List_Sum"),
+            ("create macro \"LEN\"(x) as 0", "LEN"),
+            ("create macro len(a, b) as 5", "len"),
+            ("create macro \"SPH_Dedup_Key\"(a, b) as 'k'", "SPH_Dedup_Key"),
+        ] {
+            Connection::open(&path).unwrap().execute_batch(create).unwrap();
+            for err in [
+                format!("{:#}", crate::db::open_read_only(&path).unwrap_err()),
+                format!("{:#}", crate::db::open(&path).unwrap_err()),
+            ] {
+                assert!(
+                    err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
+                    "{create}: {err}"
+                );
+                assert!(err.contains(&format!("drop macro {name}")), "{err}");
+            }
+            Connection::open(&path).unwrap().execute_batch(&format!("drop macro {name}")).unwrap();
+            assert!(crate::db::open_read_only(&path).is_ok(), "{create}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
