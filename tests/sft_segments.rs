@@ -397,6 +397,11 @@ fn segments_refuse_a_tokenizer_other_than_the_views_declare() {
     );
     let views: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
     assert_eq!(views, 0);
+    // the mismatch is met in file order: a later bad line does not hide it (it was
+    // checked only after the whole file had been read)
+    std::fs::write(&file, format!("{}\n{}\n{{\n", line("same", &sha), line("other", "0123abcd"))).unwrap();
+    let err = format!("{:#}", load(&conn, &file, &options, &mut |_| {}).unwrap_err());
+    assert!(err.contains("declared.jsonl:2: field `origin.tokenizer_sha256`"), "{err}");
     std::fs::write(&file, format!("{}\n", line("same", &sha))).unwrap();
     load(&conn, &file, &options, &mut |_| {}).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();

@@ -390,6 +390,44 @@ pub struct DerivedFile {
 /// Segment rows per appended Arrow batch.
 const BATCH: usize = 65_536;
 
+/// Refuses a view that declares another tokenizer than `segmenter`'s
+/// (`origin.tokenizer_sha256`, as `views build` writes it): its segments would be cut
+/// with another tokenizer's tokens. `origin` is the view's origin as JSON text; `line`
+/// its line in `path`. The load calls it for each view in file order, so this error comes
+/// before any error of a later line; [`derive_file`] checks the stored views again.
+pub fn check_declared_tokenizer(
+    path: &std::path::Path,
+    line: i64,
+    origin: Option<&str>,
+    segmenter: &Segmenter,
+) -> Result<(), crate::ingest::InputError> {
+    let declared = origin.and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok()).and_then(|o| {
+        match o.get("tokenizer_sha256")? {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        }
+    });
+    match declared {
+        Some(declared) if declared != segmenter.sha256 => Err(mismatch(path, line, &declared, segmenter)),
+        _ => Ok(()),
+    }
+}
+
+/// The error for a view made with tokenizer `declared` loaded with `segmenter`.
+fn mismatch(path: &std::path::Path, line: i64, declared: &str, segmenter: &Segmenter) -> crate::ingest::InputError {
+    crate::ingest::InputError::at(
+        path,
+        Some(line as u64),
+        Some("origin.tokenizer_sha256"),
+        format!(
+            "the view was made with tokenizer {declared}, --tokenizer is {}: its segments would be cut with another \
+             tokenizer's tokens; give the tokenizer the views were made with",
+            segmenter.sha256
+        ),
+    )
+}
+
 /// Derives the segments of every view of ingest file `file_id` read from `path`
 /// (already written to `sft_views` / `sft_view_spans` on `conn`, in the caller's
 /// transaction), appends them to `sft_view_segments` and records the file, tokenizer and
@@ -415,17 +453,7 @@ pub fn derive_file(
             )
             .optional()?;
         if let Some((line, declared)) = other {
-            return Err(crate::ingest::InputError::at(
-                path,
-                Some(line as u64),
-                Some("origin.tokenizer_sha256"),
-                format!(
-                    "the view was made with tokenizer {declared}, --tokenizer is {}: its segments would be cut with \
-                     another tokenizer's tokens; give the tokenizer the views were made with",
-                    segmenter.sha256
-                ),
-            )
-            .into());
+            return Err(mismatch(path, line, &declared, segmenter).into());
         }
     }
     let mut spans: HashMap<String, Vec<Span>> = HashMap::new();

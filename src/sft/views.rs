@@ -679,6 +679,9 @@ fn load_views(
                 )
                 .into());
             }
+            if let Some(segmenter) = &options.segments {
+                crate::sft::segments::check_declared_tokenizer(path, view.record, view.origin.as_deref(), segmenter)?;
+            }
             writer.append(view)?;
             seen += 1;
             if seen.is_multiple_of(64) {
