@@ -206,3 +206,32 @@ fn view_load_records_anomalies_found_on_its_parser_threads() {
         [row(Some(3), "meta.score", "nan", "NaN", 1), row(Some(37), "meta.note", "lone_surrogate", r"\ud83d", 1)]
     );
 }
+
+/// A NaN in a text field the loader reads (a view's `view_id` or `pool`) passed for an
+/// absent value: the view got a made-up id or the `--pool` default, with only an anomaly
+/// row to show for it. It is refused like a NaN in an integer field; in a field the
+/// loader ignores it is still accepted and recorded.
+#[test]
+fn nan_in_a_text_field_is_refused_naming_the_field() {
+    let d = dir("text");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = sphragis::sft::views::ViewOptions { pool: Some("A".into()), ..Default::default() };
+    for (field, words) in [("view_id", "a text or integer field"), ("pool", "a text field")] {
+        let p = write(
+            &d,
+            &format!("{field}.jsonl"),
+            &format!("{{\"{field}\": NaN, \"instance_id\": \"o__r-1\", \"input_ids\": [1], \"loss_mask\": [1]}}\n"),
+        );
+        let err = format!("{:#}", sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap_err());
+        assert!(err.contains(&format!("{field}.jsonl:1: field `{field}`: NaN in {words}")), "{err}");
+    }
+    assert_eq!(count(&conn, "select count(*) from sft_views"), 0);
+    // an ignored field keeps the policy: accepted, recorded
+    let p = write(
+        &d,
+        "ok.jsonl",
+        "{\"score\": NaN, \"instance_id\": \"o__r-1\", \"input_ids\": [1], \"loss_mask\": [1]}\n",
+    );
+    sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap();
+    assert_eq!(anomalies(&conn), [row(Some(1), "score", "nan", "NaN", 1)]);
+}

@@ -334,15 +334,20 @@ fn hex4(b: &[u8]) -> Option<u32> {
     u32::from_str_radix(s, 16).ok()
 }
 
-/// The field words for serde's expectation text (`i32`, `u64`, `f64`, `a boolean`,
-/// ...): "an integer field", "a number field", else "a field that expects <it>".
+/// The field words for serde's expectation text (`i32`, `u64`, `f64`, `a string`,
+/// `a boolean`, ...): "an integer field", "a number field", "a text field", "a text or
+/// integer field", else "a field that expects <it>".
 pub fn field_words(expected: &str) -> String {
     let e = expected.trim();
     let int = ["i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128", "usize", "isize"];
-    if int.contains(&e) || e.contains("integer") {
+    if e.contains("string") && e.contains("integer") {
+        "a text or integer field".to_string()
+    } else if int.contains(&e) || e.contains("integer") {
         "an integer field".to_string()
     } else if e == "f32" || e == "f64" || e.contains("number") {
         "a number field".to_string()
+    } else if e == "a string" {
+        "a text field".to_string()
     } else {
         format!("a field that expects {e}")
     }

@@ -232,13 +232,17 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
         err
     })?;
     if scanned.anomalies.iter().any(|a| a.kind.is_non_finite()) {
-        // Read as null, a NaN in an optional field would pass for "absent": probe with
-        // a string in its place; a field the loader reads refuses it, an ignored one not.
-        let probe = super::anomaly::scan_as(text, "\"non-finite\"");
-        if let Err(err) = parse_tracked::<T>(path, line, &probe.text)
-            && let Some(reason) = non_finite_reason(&scanned.anomalies, &err)
-        {
-            return Err(InputError { message: reason, ..err });
+        // Read as null, a NaN in an optional field would pass for "absent": probe with a
+        // string in its place, then with an object; a field the loader reads refuses one
+        // of them (a number or a struct field the string, a text field the object), a
+        // field it ignores or keeps as any JSON value takes both.
+        for stand_in in ["\"non-finite\"", "{}"] {
+            let probe = super::anomaly::scan_as(text, stand_in);
+            if let Err(err) = parse_tracked::<T>(path, line, &probe.text)
+                && let Some(reason) = non_finite_reason(&scanned.anomalies, &err)
+            {
+                return Err(InputError { message: reason, ..err });
+            }
         }
     }
     super::anomaly::record(super::anomaly::located(&scanned.anomalies, line, ""));

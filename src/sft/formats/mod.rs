@@ -86,7 +86,7 @@ impl Record<'_> {
     /// [`access::from_value`]). Errors name the file, the row's line and the field in
     /// the source's terms (`[3].messages[5].role`) with what was expected; a field that
     /// needs a value and held `NaN` / `Infinity` (read as null) is refused with that
-    /// reason ("NaN in a field that expects a string").
+    /// reason ("NaN in a text field").
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T> {
         from_value(self.value).map_err(|refusal| {
             let non_finite = refusal.expected().and_then(|e| self.non_finite(&refusal.path, &anomaly::field_words(e)));

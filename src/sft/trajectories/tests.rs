@@ -708,7 +708,7 @@ fn typed_records_refuse_arrays_for_objects_and_name_the_field() {
             read_openhands_rows,
             "oh_nan_id.json",
             r#"[{"instance_id": NaN, "messages": []}]"#.into(),
-            "[0].instance_id`: NaN in a field that expects a string (Python's json.dumps writes it for a float it \
+            "[0].instance_id`: NaN in a text field (Python's json.dumps writes it for a float it \
              cannot represent; this field needs a finite value)",
         ),
         // a loss weight that is not a number, in JSON's words
