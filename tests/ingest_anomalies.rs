@@ -235,3 +235,26 @@ fn nan_in_a_text_field_is_refused_naming_the_field() {
     sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap();
     assert_eq!(anomalies(&conn), [row(Some(1), "score", "nan", "NaN", 1)]);
 }
+
+/// View ids that differ only in a lone surrogate escape are stored alike (U+FFFD): the
+/// repeat is refused, and the message says why two ids the file spells differently clash.
+#[test]
+fn view_ids_that_differ_only_in_a_lone_surrogate_clash_and_the_message_says_why() {
+    let d = dir("surrogate-ids");
+    let p = write(
+        &d,
+        "ids.jsonl",
+        concat!(
+            r#"{"view_id": "t\ud83d", "instance_id": "o__r-1", "input_ids": [1], "loss_mask": [1]}"#,
+            "\n",
+            r#"{"view_id": "t\ud83e", "instance_id": "o__r-1", "input_ids": [1], "loss_mask": [1]}"#,
+            "\n"
+        ),
+    );
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = sphragis::sft::views::ViewOptions { pool: Some("A".into()), ..Default::default() };
+    let err = format!("{:#}", sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap_err());
+    assert!(err.contains("ids.jsonl:2: field `view_id`: \"t\u{fffd}\" is already used by the view at"), "{err}");
+    assert!(err.contains("stored as U+FFFD under the anomaly policy"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from sft_views"), 0);
+}

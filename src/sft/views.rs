@@ -675,7 +675,16 @@ fn load_views(
                     path,
                     Some(view.record as u64),
                     Some("view_id"),
-                    format!("{:?} is already used by the view at {earlier}", view.view_id),
+                    format!(
+                        "{:?} is already used by the view at {earlier}{}",
+                        view.view_id,
+                        if view.view_id.contains('\u{fffd}') {
+                            " (a lone surrogate escape such as \\ud83d is stored as U+FFFD under the anomaly policy, \
+                             so ids that differ only there are the same id)"
+                        } else {
+                            ""
+                        }
+                    ),
                 )
                 .into());
             }
