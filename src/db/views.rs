@@ -263,8 +263,9 @@ struct Catalog {
     /// Macros stored in this file under the name of a DuckDB function or of a sphragis
     /// rule function (`sph_*`): DuckDB resolves the file's macro first, so it would
     /// replace that function in every view and in refine (`count_star`, `list_sum`,
-    /// `sph_dedup_key`, or `duckdb_views` itself).
-    shadowing: Vec<String>,
+    /// `sph_dedup_key`, or `duckdb_views` itself), in any case (`GREATEST`): each with the
+    /// statement that drops it (schema-qualified and quoted: `drop macro "main"."+"`).
+    shadowing: Vec<(String, String)>,
 }
 
 impl Catalog {
@@ -281,11 +282,11 @@ impl Catalog {
                  macro_definition, parameters from system.main.duckdb_functions()), \
              mine as (select * from f where database_name = system.main.current_database() \
                  and function_type in ('macro', 'table_macro')) \
-             select true, function_name, null, null from mine \
+             select true, function_name, schema_name, function_type from mine \
              where system.main.starts_with(system.main.lower(function_name), 'sph_') \
                  or system.main.lower(function_name) in \
                      (select system.main.lower(function_name) from f where database_name = 'system') \
-             group by function_name \
+             group by function_name, schema_name, function_type \
              union all \
              select false, function_name, \
                  system.main.string_agg(macro_definition, '\n' order by macro_definition), \
@@ -296,7 +297,11 @@ impl Catalog {
         while let Some(r) = rows.next()? {
             let name: String = r.get(1)?;
             if r.get::<_, bool>(0)? {
-                shadowing.push(name);
+                let (schema, kind): (String, String) = (r.get(2)?, r.get(3)?);
+                let quoted = |id: &str| format!("\"{}\"", id.replace('"', "\"\""));
+                let table = if kind == "table_macro" { "table " } else { "" };
+                let drop = format!("drop macro {table}{}.{}", quoted(&schema), quoted(&name));
+                shadowing.push((name, drop));
             } else {
                 macros.insert(name.clone(), r.get(2)?);
                 // `[a, b] | [c]` (a list cast to text, per definition) → `a, b | c`
@@ -345,13 +350,17 @@ impl Catalog {
 
     /// Refuses a file holding a macro that replaces a function ([`Catalog::shadowing`]).
     fn refuse_shadowing(&self) -> Result<()> {
-        let Some(first) = self.shadowing.first() else { return Ok(()) };
+        if self.shadowing.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = self.shadowing.iter().map(|(name, _)| name.as_str()).collect();
+        let drops: Vec<String> = self.shadowing.iter().map(|(_, drop)| format!("`{drop}`")).collect();
         bail!(
             "this file holds a macro named like a DuckDB or sphragis function ({}), created outside sphragis: \
              DuckDB would call it instead of that function in every view and in refine, and the figures \
-             would not be what the stamps name. Drop it with a DuckDB client (`drop macro {first}` or \
-             `drop macro table {first}`) and run the command again",
-            self.shadowing.join(", ")
+             would not be what the stamps name. Drop it with a DuckDB client ({}) and run the command again",
+            names.join(", "),
+            drops.join("; ")
         )
     }
 
@@ -839,9 +848,9 @@ mod tests {
                     err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
                     "{err}"
                 );
-                assert!(err.contains(&format!("drop macro {name}")), "{err}");
+                assert!(err.contains(&format!("`drop macro \"main\".\"{name}\"`")), "{err}");
             }
-            Connection::open(&path).unwrap().execute_batch(&format!("drop macro {name}")).unwrap();
+            Connection::open(&path).unwrap().execute_batch(&format!("drop macro \"main\".\"{name}\"")).unwrap();
             assert!(crate::db::open_read_only(&path).is_ok());
         }
         std::fs::remove_dir_all(&dir).unwrap();
@@ -859,12 +868,21 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.duckdb");
         drop(crate::db::open(&path).unwrap());
-        for (create, name) in [
-            ("create macro \"GREATEST\"(a, b) as 0", "GREATEST"),
-            ("create macro \"List_Sum\"(x) as 0", "List_Sum"),
-            ("create macro \"LEN\"(x) as 0", "LEN"),
-            ("create macro len(a, b) as 5", "len"),
-            ("create macro \"SPH_Dedup_Key\"(a, b) as 'k'", "SPH_Dedup_Key"),
+        // (the statement the message gives must be the one that drops it: quoted and
+        // schema-qualified, or it fails on an operator name or finds the built-in first)
+        for (create, name, drop) in [
+            ("create macro \"GREATEST\"(a, b) as 0", "GREATEST", "drop macro \"main\".\"GREATEST\""),
+            ("create macro \"List_Sum\"(x) as 0", "List_Sum", "drop macro \"main\".\"List_Sum\""),
+            ("create macro \"LEN\"(x) as 0", "LEN", "drop macro \"main\".\"LEN\""),
+            ("create macro len(a, b) as 5", "len", "drop macro \"main\".\"len\""),
+            ("create macro \"SPH_Dedup_Key\"(a, b) as 'k'", "SPH_Dedup_Key", "drop macro \"main\".\"SPH_Dedup_Key\""),
+            ("create macro \"+\"(a, b) as 42", "+", "drop macro \"main\".\"+\""),
+            (
+                "create schema other; create macro other.\"GREATEST\"(a, b) as 0",
+                "GREATEST",
+                "drop macro \"other\".\"GREATEST\"",
+            ),
+            ("create macro \"RANGE\"(a) as table select 1", "RANGE", "drop macro table \"main\".\"RANGE\""),
         ] {
             Connection::open(&path).unwrap().execute_batch(create).unwrap();
             for err in [
@@ -875,9 +893,9 @@ mod tests {
                     err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
                     "{create}: {err}"
                 );
-                assert!(err.contains(&format!("drop macro {name}")), "{err}");
+                assert!(err.contains(&format!("`{drop}`")), "{err}");
             }
-            Connection::open(&path).unwrap().execute_batch(&format!("drop macro {name}")).unwrap();
+            Connection::open(&path).unwrap().execute_batch(drop).unwrap();
             assert!(crate::db::open_read_only(&path).is_ok(), "{create}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
