@@ -402,11 +402,20 @@ fn segments_refuse_a_tokenizer_other_than_the_views_declare() {
     std::fs::write(&file, format!("{}\n{}\n{{\n", line("same", &sha), line("other", "0123abcd"))).unwrap();
     let err = format!("{:#}", load(&conn, &file, &options, &mut |_| {}).unwrap_err());
     assert!(err.contains("declared.jsonl:2: field `origin.tokenizer_sha256`"), "{err}");
-    std::fs::write(&file, format!("{}\n", line("same", &sha))).unwrap();
+    // an origin that repeats the key, naming another tokenizer first: serde_json kept the
+    // last value and the view loaded as made with the right one
+    let repeated =
+        line("same", &sha).replace("\"tokenizer_sha256\"", "\"tokenizer_sha256\": \"0123abcd\", \"tokenizer_sha256\"");
+    std::fs::write(&file, format!("{repeated}\n")).unwrap();
+    let err = format!("{:#}", load(&conn, &file, &options, &mut |_| {}).unwrap_err());
+    assert!(err.contains("declared.jsonl:1: field `origin"), "{err}");
+    assert!(err.contains("the key \"tokenizer_sha256\" is repeated"), "{err}");
+    // the same hash in upper-case hex is the same tokenizer
+    std::fs::write(&file, format!("{}\n{}\n", line("same", &sha), line("upper", &sha.to_uppercase()))).unwrap();
     load(&conn, &file, &options, &mut |_| {}).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let segments: i64 = conn.query_row("select count(*) from sft_view_segments", [], |r| r.get(0)).unwrap();
-    assert_eq!(segments, 18);
+    assert_eq!(segments, 2 * 18);
 }
 
 /// Views loaded without a tokenizer get their segments later with `views segments

@@ -316,6 +316,75 @@ impl<'de> serde::Deserialize<'de> for TextOrNumber {
     }
 }
 
+/// A JSON value kept as given, except that no object in it may repeat a key: serde_json
+/// keeps the last of repeated keys and drops the others without a word (a view's
+/// `origin` naming two tokenizers would pass as naming the second). Refused with "the key
+/// "k" is repeated".
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniqueKeys(pub serde_json::Value);
+
+impl<'de> serde::Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        use serde_json::Value;
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = UniqueKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: Error>(self, v: bool) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::Bool(v)))
+            }
+            fn visit_i64<E: Error>(self, v: i64) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::Number(v.into())))
+            }
+            fn visit_u64<E: Error>(self, v: u64) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::Number(v.into())))
+            }
+            fn visit_f64<E: Error>(self, v: f64) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)))
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::String(v.to_owned())))
+            }
+            fn visit_string<E: Error>(self, v: String) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::String(v)))
+            }
+            fn visit_unit<E: Error>(self) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::Null))
+            }
+            fn visit_none<E: Error>(self) -> Result<UniqueKeys, E> {
+                Ok(UniqueKeys(Value::Null))
+            }
+            fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<UniqueKeys, D::Error> {
+                <UniqueKeys as serde::Deserialize>::deserialize(d)
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<UniqueKeys, A::Error> {
+                let mut items = Vec::new();
+                while let Some(UniqueKeys(v)) = seq.next_element()? {
+                    items.push(v);
+                }
+                Ok(UniqueKeys(Value::Array(items)))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
+                let mut object = serde_json::Map::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if object.contains_key(&key) {
+                        return Err(A::Error::custom(format!(
+                            "the key {key:?} is repeated (JSON readers keep one of the values and drop the other)"
+                        )));
+                    }
+                    let UniqueKeys(value) = map.next_value()?;
+                    object.insert(key, value);
+                }
+                Ok(UniqueKeys(Value::Object(object)))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -409,7 +409,10 @@ pub fn check_declared_tokenizer(
         }
     });
     match declared {
-        Some(declared) if declared != segmenter.sha256 => Err(mismatch(path, line, &declared, segmenter)),
+        // (hex digits in either case name the same hash)
+        Some(declared) if !declared.eq_ignore_ascii_case(&segmenter.sha256) => {
+            Err(mismatch(path, line, &declared, segmenter))
+        }
         _ => Ok(()),
     }
 }
@@ -447,7 +450,7 @@ pub fn derive_file(
         use duckdb::OptionalExt;
         let other: Option<(i64, String)> = conn
             .query_row(
-                "select record, declared from (select record, json_extract_string(origin, '$.tokenizer_sha256') as declared                  from sft_views where file_id = ? and json_valid(origin)) where declared <> ? order by record limit 1",
+                "select record, declared from (select record, json_extract_string(origin, '$.tokenizer_sha256') as declared                  from sft_views where file_id = ? and json_valid(origin)) where lower(declared) <> lower(?) order by record limit 1",
                 duckdb::params![file_id, segmenter.sha256],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )

@@ -170,7 +170,7 @@ struct RawView {
     #[serde(default)]
     source_path: Option<String>,
     #[serde(default)]
-    origin: Option<serde_json::Value>,
+    origin: Option<crate::ingest::json::UniqueKeys>,
 }
 
 /// One parsed view, ready to store.
@@ -396,7 +396,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         claimed_supervised: ledger.n_supervised.or(raw.n_supervised),
         declared_sha256: raw.source_sha256,
         declared_path: raw.source_path,
-        origin: raw.origin.map(|o| o.to_string()),
+        origin: raw.origin.map(|o| o.0.to_string()),
         record,
     })
 }
