@@ -216,7 +216,9 @@ fn nan_in_a_text_field_is_refused_naming_the_field() {
     let d = dir("text");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let options = sphragis::sft::views::ViewOptions { pool: Some("A".into()), ..Default::default() };
-    for (field, words) in [("view_id", "a text or integer field"), ("pool", "a text field")] {
+    for (field, words) in
+        [("view_id", "a text or integer field"), ("pool", "a text field"), ("ledger", "an object field")]
+    {
         let p = write(
             &d,
             &format!("{field}.jsonl"),

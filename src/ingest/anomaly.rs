@@ -335,8 +335,8 @@ fn hex4(b: &[u8]) -> Option<u32> {
 }
 
 /// The field words for serde's expectation text (`i32`, `u64`, `f64`, `a string`,
-/// `a boolean`, ...): "an integer field", "a number field", "a text field", "a text or
-/// integer field", else "a field that expects <it>".
+/// `a boolean`, `struct RawLedger`, ...): "an integer field", "a number field", "a text
+/// field", "a text or integer field", "an object field", else "a field that expects <it>".
 pub fn field_words(expected: &str) -> String {
     let e = expected.trim();
     let int = ["i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "u128", "usize", "isize"];
@@ -348,6 +348,8 @@ pub fn field_words(expected: &str) -> String {
         "a number field".to_string()
     } else if e == "a string" {
         "a text field".to_string()
+    } else if e.starts_with("struct ") || e == "a map" {
+        "an object field".to_string()
     } else {
         format!("a field that expects {e}")
     }
