@@ -253,6 +253,20 @@ fn values_beyond_32_bits_repeated_ids_and_negative_ids() {
     let big = write("big.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2147483648],\"loss_mask\":[0,1]}\n");
     let err = load(&conn, &big, &options, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("big.jsonl:1: field `input_ids[1]`: 2147483648 does not fit a 32-bit integer"), "{err}");
+    // beyond 64 bits: the same wording, not serde's (a u64 is read exactly, beyond it a float)
+    for (ids, said) in [
+        ("[1,9223372036854775808]", "input_ids[1]`: 9223372036854775808 does not fit a 32-bit integer"),
+        ("[1,2,-9223372036854775809]", "input_ids[2]`: a value beyond 64 bits does not fit a 32-bit integer"),
+        ("[18446744073709551616,2147483648]", "input_ids[0]`: a value beyond 64 bits does not fit a 32-bit integer"),
+        ("[2147483648,18446744073709551616]", "input_ids[0]`: 2147483648 does not fit a 32-bit integer"),
+    ] {
+        let huge = write("huge.jsonl", &format!("{{\"instance_id\":\"x\",\"input_ids\":{ids},\"loss_mask\":[0,1]}}\n"));
+        let err = load(&conn, &huge, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains(&format!("huge.jsonl:1: field `{said}")), "{err}");
+    }
+    let fraction = write("fraction.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2.5],\"loss_mask\":[0,1]}\n");
+    let err = load(&conn, &fraction, &options, &mut |_| {}).unwrap_err().to_string();
+    assert!(err.contains("field `input_ids[1]`: invalid type: floating point `2.5`, expected i64"), "{err}");
     let wide = write("wide.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2],\"loss_mask\":[0,300]}\n");
     let err = load(&conn, &wide, &options, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("wide.jsonl:1: field `loss_mask[1]`: mask value 300 is outside -128..127"), "{err}");

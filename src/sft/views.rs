@@ -84,13 +84,45 @@ struct RawLedger {
 }
 
 /// A JSON array of integers stored narrow (`i32` token ids, `i8` mask values), read
-/// without a 64-bit copy: each value is parsed as an `i64`, and the first that does not
+/// without a 64-bit copy: each value is parsed as an integer, and the first that does not
 /// fit `T` is kept, with its index, for the loader's error in the field's terms.
 #[derive(Debug, Default)]
 struct Narrow<T> {
     values: Vec<T>,
-    /// `(index, value)` of the first value that does not fit `T` (stored as 0).
-    misfit: Option<(usize, i64)>,
+    /// `(index, value)` of the first value that does not fit `T` (stored as 0); the value
+    /// is `None` beyond 64 bits, where serde_json keeps no exact value.
+    misfit: Option<(usize, Option<i128>)>,
+}
+
+/// One integer of an id or mask array: `Ok` within 64 bits, else `Err` with its value
+/// when serde_json read it exactly (a `u64`), `None` beyond (read as a float).
+struct Wide(Result<i64, Option<i128>>);
+
+impl<'de> Deserialize<'de> for Wide {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Wide;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("i64")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Wide, E> {
+                Ok(Wide(Ok(v)))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Wide, E> {
+                Ok(Wide(i64::try_from(v).map_err(|_| Some(i128::from(v)))))
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Wide, E> {
+                // an integer beyond 64 bits comes as a float; a fraction is refused as before
+                if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
+                    Ok(Wide(Err(None)))
+                } else {
+                    Err(E::invalid_type(serde::de::Unexpected::Float(v), &self))
+                }
+            }
+        }
+        deserializer.deserialize_i64(Visitor)
+    }
 }
 
 thread_local! {
@@ -111,8 +143,14 @@ impl<'de, T: TryFrom<i64> + Default + Copy> Deserialize<'de> for Narrow<T> {
                 SCRATCH.with(|scratch| {
                     let mut scratch = scratch.borrow_mut();
                     scratch.clear();
-                    while let Some(v) = seq.next_element::<i64>()? {
-                        scratch.push(v);
+                    // the first value beyond 64 bits, kept as i64::MAX (it fits no `T`)
+                    let mut beyond: Option<(usize, Option<i128>)> = None;
+                    while let Some(Wide(v)) = seq.next_element::<Wide>()? {
+                        let index = scratch.len();
+                        scratch.push(v.unwrap_or_else(|value| {
+                            beyond.get_or_insert((index, value));
+                            i64::MAX
+                        }));
                     }
                     let mut misfit = None;
                     let values = scratch
@@ -120,7 +158,10 @@ impl<'de, T: TryFrom<i64> + Default + Copy> Deserialize<'de> for Narrow<T> {
                         .enumerate()
                         .map(|(i, v)| {
                             T::try_from(*v).unwrap_or_else(|_| {
-                                misfit.get_or_insert((i, *v));
+                                misfit.get_or_insert_with(|| match beyond {
+                                    Some((b, value)) if b == i => (i, value),
+                                    _ => (i, Some(i128::from(*v))),
+                                });
                                 T::default()
                             })
                         })
@@ -239,6 +280,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         }
     };
     if let Some((i, v)) = raw.input_ids.misfit {
+        let v = v.map_or("a value beyond 64 bits".to_string(), |v| v.to_string());
         return Err(err(&format!("input_ids[{i}]"), format!("{v} does not fit a 32-bit integer")));
     }
     if let Some(values) = &raw.keep_msgs {
@@ -248,6 +290,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     // are kept for the contract to report; anything else is refused.
     for (field, values) in [("loss_mask", &raw.loss_mask), ("assistant_masks", &raw.assistant_masks)] {
         if let Some((i, v)) = values.as_ref().and_then(|m| m.misfit) {
+            let v = v.map_or("beyond 64 bits".to_string(), |v| v.to_string());
             return Err(err(&format!("{field}[{i}]"), format!("mask value {v} is outside -128..127")));
         }
     }
