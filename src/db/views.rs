@@ -839,21 +839,28 @@ mod tests {
             // and one that would break the catalogue's own queries if they named it bare
             ("create macro string_agg(a, b) as 7", "string_agg"),
         ] {
-            Connection::open(&path).unwrap().execute_batch(create).unwrap();
-            for err in [
-                format!("{:#}", crate::db::open_read_only(&path).unwrap_err()),
-                format!("{:#}", crate::db::open(&path).unwrap_err()),
-            ] {
-                assert!(
-                    err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
-                    "{err}"
-                );
-                assert!(err.contains(&format!("`drop macro \"main\".\"{name}\"`")), "{err}");
-            }
-            Connection::open(&path).unwrap().execute_batch(&format!("drop macro \"main\".\"{name}\"")).unwrap();
-            assert!(crate::db::open_read_only(&path).is_ok());
+            refused_until_dropped(&path, create, name, &format!("drop macro \"main\".\"{name}\""));
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Runs `create` (a macro shadowing a function) on the file at `path` with a stock
+    /// connection, checks that reading and writing opens refuse it naming `name` and
+    /// giving `drop`, then runs that very statement and checks the file opens again.
+    fn refused_until_dropped(path: &std::path::Path, create: &str, name: &str, drop: &str) {
+        Connection::open(path).unwrap().execute_batch(create).unwrap();
+        for err in [
+            format!("{:#}", crate::db::open_read_only(path).unwrap_err()),
+            format!("{:#}", crate::db::open(path).unwrap_err()),
+        ] {
+            assert!(
+                err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
+                "{create}: {err}"
+            );
+            assert!(err.contains(&format!("`{drop}`")), "{err}");
+        }
+        Connection::open(path).unwrap().execute_batch(drop).unwrap();
+        assert!(crate::db::open_read_only(path).is_ok(), "{create}");
     }
 
     /// DuckDB resolves function names in any case, so a macro `GREATEST` replaces
@@ -884,19 +891,7 @@ mod tests {
             ),
             ("create macro \"RANGE\"(a) as table select 1", "RANGE", "drop macro table \"main\".\"RANGE\""),
         ] {
-            Connection::open(&path).unwrap().execute_batch(create).unwrap();
-            for err in [
-                format!("{:#}", crate::db::open_read_only(&path).unwrap_err()),
-                format!("{:#}", crate::db::open(&path).unwrap_err()),
-            ] {
-                assert!(
-                    err.contains(&format!("holds a macro named like a DuckDB or sphragis function ({name})")),
-                    "{create}: {err}"
-                );
-                assert!(err.contains(&format!("`{drop}`")), "{err}");
-            }
-            Connection::open(&path).unwrap().execute_batch(drop).unwrap();
-            assert!(crate::db::open_read_only(&path).is_ok(), "{create}");
+            refused_until_dropped(&path, create, name, drop);
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
