@@ -357,3 +357,63 @@ fn review_load_writes_its_rows_once_not_to_the_wal() {
     drop(conn);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Review JSON lines are parsed on every core in chunks of 256 lines
+/// (`ingest::parallel::parse_lines`): the error a load reports is still the first failing
+/// line's — not a later one a faster thread met, nor the reader's invalid UTF-8 further
+/// on — nothing is loaded, and a good file arrives in file order (record = line).
+#[test]
+fn first_bad_review_line_is_reported_whichever_parser_thread_meets_it() {
+    let dir = temp_dir("review-order");
+    let row = |i: usize| R4R_ROW.replace("\"c1\"", &format!("\"c{i}\""));
+    // 1,000 lines (four chunks): no focus markers on line 300, bad JSON on line 900
+    let mut lines: Vec<Vec<u8>> = (1..=1000).map(|i| row(i).into_bytes()).collect();
+    lines[299] = row(300).replace("<|endfocus|>", "").into_bytes();
+    lines[899] = b"{\"comment_id\": \"c900\",".to_vec();
+    let write = |name: &str, lines: &[Vec<u8>]| {
+        let path = dir.join(name);
+        std::fs::write(&path, lines.join(&b'\n')).unwrap();
+        path
+    };
+    for _ in 0..5 {
+        let path = write("two-bad.jsonl", &lines);
+        let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+        let err = format!("{:#}", load(&conn, InputKind::Review4Repair, &path, None, &mut |_| {}).unwrap_err());
+        assert!(err.contains("two-bad.jsonl:300: field `code_snippet`: no <|startfocus|>"), "{err}");
+        assert_eq!(count(&conn, "select count(*) from review_examples"), 0);
+        assert_eq!(count(&conn, "select count(*) from ingest_log"), 0);
+    }
+    // invalid UTF-8 on line 950, after the bad JSON of line 900: line 900 is named
+    lines[299] = row(300).into_bytes();
+    lines[949] = b"{\"comment_id\": \"\xff\"}".to_vec();
+    let path = write("utf8.jsonl", &lines);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = format!("{:#}", load(&conn, InputKind::Review4Repair, &path, None, &mut |_| {}).unwrap_err());
+    assert!(err.contains("utf8.jsonl:900:"), "{err}");
+    // the repeated id of line 700 (as line 20's) is named before the bad JSON of line 900
+    lines[699] = row(20).into_bytes();
+    let path = write("repeat.jsonl", &lines);
+    let err = format!("{:#}", load(&conn, InputKind::Review4Repair, &path, None, &mut |_| {}).unwrap_err());
+    assert!(err.contains("repeat.jsonl:700: field `example_id`: \"c20\" repeats the example of record 20"), "{err}");
+    // good lines, with blank ones between: every row, record = its line
+    let mut good: Vec<Vec<u8>> = Vec::new();
+    for i in 1..=1000 {
+        good.push(row(i).into_bytes());
+        if i % 100 == 0 {
+            good.push(Vec::new());
+        }
+    }
+    let path = write("good.jsonl", &good);
+    loaded(load(&conn, InputKind::Review4Repair, &path, None, &mut |_| {}));
+    assert_eq!(count(&conn, "select count(*) from review_examples"), 1000);
+    // c1..c100 on lines 1..100, then one blank line per hundred before
+    assert_eq!(
+        count(
+            &conn,
+            "select count(*) from review_examples where record <> cast(substr(example_id, 2) as int) + (cast(substr(example_id, 2) as int) - 1) // 100"
+        ),
+        0
+    );
+    assert_eq!(count(&conn, "select max(record) from review_examples"), 1009);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -260,3 +260,34 @@ fn view_ids_that_differ_only_in_a_lone_surrogate_clash_and_the_message_says_why(
     assert!(err.contains("stored as U+FFFD under the anomaly policy"), "{err}");
     assert_eq!(count(&conn, "select count(*) from sft_views"), 0);
 }
+
+/// The review JSON-lines loaders parse on several threads too
+/// (`ingest::parallel::parse_lines`): the anomalies their threads accept are recorded on
+/// the load (line 3 and line 700 of 800, in different chunks of 256 lines).
+#[test]
+fn review_load_records_anomalies_found_on_its_parser_threads() {
+    let d = dir("review-threads");
+    let line = |i: usize, message: &str| {
+        format!(
+            "{{\"example_id\":\"e{i}\",\"org\":\"o\",\"hunk\":\"a\\n\",\"target\":\"b\\n\",\"comments\":[{{\"comment_id\":\"c\",\"message\":\"{message}\"}}]}}\n"
+        )
+    };
+    let text: String = (1..=800)
+        .map(|i| match i {
+            3 => line(i, r"use \ud83d here"),
+            700 => line(i, r"bell \u0007 rang"),
+            _ => line(i, "fine"),
+        })
+        .collect();
+    let p = write(&d, "examples.jsonl", &text);
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::review::load::load(&conn, sphragis::ingest::InputKind::Examples, &p, None, &mut |_| {}).unwrap();
+    assert_eq!(count(&conn, "select count(*) from review_examples"), 800);
+    assert_eq!(
+        anomalies(&conn),
+        [
+            row(Some(3), "comments[0].message", "lone_surrogate", r"\ud83d", 1),
+            row(Some(700), "comments[0].message", "control_char", r"\u0007", 1)
+        ]
+    );
+}

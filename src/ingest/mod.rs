@@ -9,6 +9,9 @@
 //! - [`error`]: [`InputError`], naming file, line and field in the field's terms.
 //! - [`json`]: the containers (JSON lines, JSON array, one document), each record
 //!   located by line (linearly), UTF-8 decoding, and [`json::TextOrNumber`].
+//! - [`parallel`]: JSON lines parsed on every core and handed on in file order, with the
+//!   first failing line and the anomalies reported as one thread would (views, review
+//!   JSONL).
 //! - [`anomaly`]: the ingest anomaly policy — lone surrogate escapes, `NaN` /
 //!   `Infinity`, NUL and control characters that real producers write: accepted,
 //!   recorded per file, line and field (`ingest_anomalies_v1`), or refused with the reason.
@@ -23,6 +26,7 @@ pub mod error;
 pub mod json;
 pub mod kind;
 pub mod log;
+pub mod parallel;
 pub mod read;
 
 pub use error::InputError;

@@ -13,7 +13,7 @@
 //! only an unreadable line (bad JSON, a missing or mistyped field, conventions that
 //! contradict each other) stops a load.
 
-use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
+use crate::ingest::json::{TextOrNumber, parse_json};
 use crate::ingest::{InputError, InputKind};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -750,34 +750,15 @@ fn load_views(
     })
 }
 
-/// Lines per parsing chunk, and at most this many bytes of line text (a chunk is the
-/// unit of work of one parser thread; small enough to spread a few long views).
-const CHUNK_LINES: usize = 16;
-const CHUNK_BYTES: usize = 8 << 20;
-
-/// Chunks cut but not yet handed to `each`, per parser thread: bounds the memory held
-/// in flight (chunks queued, being parsed, or parsed and waiting for an earlier one).
-const CHUNKS_IN_FLIGHT_PER_THREAD: usize = 3;
-
-/// Lines of one chunk: `(sequence number, [(line number, text)])`.
-type Chunk = (u64, Vec<(u64, String)>);
-
-/// A parsed chunk: its sequence number, its views in line order up to the first line
-/// that failed, that line's error, and the anomalies the accepted lines held.
-struct ParsedChunk {
-    seq: u64,
-    views: Vec<View>,
-    error: Option<anyhow::Error>,
-    anomalies: Vec<crate::ingest::anomaly::Recorded>,
-}
+/// Parsing chunks of at most 16 lines or 8 MB of line text: small enough to spread a few
+/// long views (hundreds of kB each) over the cores.
+const CHUNKING: crate::ingest::parallel::Chunking = crate::ingest::parallel::Chunking { lines: 16, bytes: 8 << 20 };
 
 /// Reads view lines from `reader` and hands each view to `each`, in file order, on the
-/// calling thread. The JSON parsing is spread over every core: one thread cuts the lines
-/// into chunks ([`for_each_line`]: UTF-8, blank lines, an empty file), parser threads turn
-/// each chunk into views. What reading line by line would report is reported: the error
-/// of the first failing line (or of `each`), and the anomalies of the lines before it,
-/// recorded on the calling thread's collector ([`crate::ingest::anomaly::record`], where
-/// the load's transaction writes them). Returns the number of records read.
+/// calling thread; the JSON parsing is spread over every core
+/// ([`crate::ingest::parallel::parse_lines`], which reports what reading line by line
+/// would: the first failing line, and the anomalies of the lines before it). Returns the
+/// number of records read.
 ///
 /// Errors ([`InputError`] naming line and field): malformed JSON, a missing or mistyped
 /// field, no pool, no mask of any convention, labels that are neither -100 nor their
@@ -787,105 +768,16 @@ pub fn read(
     path: &Path,
     reader: &mut (dyn BufRead + Send),
     options: &ViewOptions,
-    mut each: impl FnMut(View) -> Result<()>,
+    each: impl FnMut(View) -> Result<()>,
 ) -> Result<u64> {
-    use std::sync::mpsc::{Receiver, sync_channel};
-    use std::sync::{Mutex, PoisonError};
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let in_flight = threads * CHUNKS_IN_FLIGHT_PER_THREAD;
-    let (work_tx, work_rx) = sync_channel::<Chunk>(in_flight);
-    let work_rx: Mutex<Receiver<Chunk>> = Mutex::new(work_rx);
-    let (done_tx, done_rx) = sync_channel::<ParsedChunk>(in_flight);
-    // a chunk is cut only with a permit, returned when `each` has had its views
-    let (permit_tx, permit_rx) = sync_channel::<()>(in_flight);
-    for _ in 0..in_flight {
-        permit_tx.send(()).expect("the receiver is here");
-    }
-    std::thread::scope(|scope| -> Result<u64> {
-        let cutter = scope.spawn(move || -> (Result<u64>, u64) {
-            let mut seq = 0u64;
-            let mut lines: Vec<(u64, String)> = Vec::new();
-            let mut bytes = 0usize;
-            let mut send = |lines: Vec<(u64, String)>| -> Result<()> {
-                permit_rx.recv().map_err(|_| anyhow::anyhow!("the view writer stopped"))?;
-                work_tx.send((seq, lines)).map_err(|_| anyhow::anyhow!("the view parsers stopped"))?;
-                seq += 1;
-                Ok(())
-            };
-            let read = for_each_line(path, &mut *reader, |line, text| {
-                bytes += text.len();
-                lines.push((line, text.to_owned()));
-                if lines.len() >= CHUNK_LINES || bytes >= CHUNK_BYTES {
-                    bytes = 0;
-                    send(std::mem::take(&mut lines))?;
-                }
-                Ok(())
-            });
-            // the lines before a failing one are parsed first: an error among them comes first
-            let sent = if lines.is_empty() { Ok(()) } else { send(lines) };
-            (read.and_then(|records| sent.map(|()| records)), seq)
-        });
-        let work_rx = &work_rx;
-        for _ in 0..threads {
-            let done_tx = done_tx.clone();
-            scope.spawn(move || {
-                loop {
-                    let next = work_rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                    let Ok((seq, lines)) = next else { return };
-                    let ((views, error), anomalies) = crate::ingest::anomaly::collect(|| {
-                        let mut views = Vec::with_capacity(lines.len());
-                        for (line, text) in &lines {
-                            match parse_json::<RawView>(path, *line, text)
-                                .and_then(|raw| to_view(path, *line, raw, options))
-                            {
-                                Ok(view) => views.push(view),
-                                Err(e) => return (views, Some(e.into())),
-                            }
-                        }
-                        (views, None)
-                    });
-                    if done_tx.send(ParsedChunk { seq, views, error, anomalies }).is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-        drop(done_tx);
-        // chunks in sequence order; the first error (a line's, or `each`'s) stops the load
-        let mut waiting: std::collections::BTreeMap<u64, ParsedChunk> = std::collections::BTreeMap::new();
-        let mut next = 0u64;
-        let mut failed: Option<anyhow::Error> = None;
-        'chunks: for chunk in &done_rx {
-            waiting.insert(chunk.seq, chunk);
-            while let Some(chunk) = waiting.remove(&next) {
-                next += 1;
-                crate::ingest::anomaly::record(chunk.anomalies);
-                for view in chunk.views {
-                    if let Err(e) = each(view) {
-                        failed = Some(e);
-                        break 'chunks;
-                    }
-                }
-                if let Some(e) = chunk.error {
-                    failed = Some(e);
-                    break 'chunks;
-                }
-                let _ = permit_tx.send(());
-            }
-        }
-        // stop the other threads: the cutter waits for a permit or a parser, parsers for
-        // the cutter or this receiver
-        drop(done_rx);
-        drop(permit_tx);
-        let (read, chunks) = cutter.join().map_err(|_| anyhow::anyhow!("the view reader panicked"))?;
-        match failed {
-            Some(e) => Err(e),
-            None if read.is_ok() && next != chunks => {
-                Err(anyhow::anyhow!("{}: a view parser stopped after {next} of {chunks} chunks", path.display()))
-            }
-            None => read,
-        }
-    })
+    crate::ingest::parallel::parse_lines(
+        path,
+        reader,
+        1,
+        CHUNKING,
+        |line, text| Ok(to_view(path, line, parse_json::<RawView>(path, line, text)?, options)?),
+        each,
+    )
 }
 
 #[cfg(test)]

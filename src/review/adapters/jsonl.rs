@@ -2,7 +2,7 @@
 //! Every field, its type and whether it is optional is documented in `docs/formats.md`.
 //! Unknown fields are refused (a misspelt `creatd_at` must not pass silently).
 
-use super::{Sink, TextOrNumber, for_each_line, parse_json, timestamp_field};
+use super::{Sink, TextOrNumber, parse_json, timestamp_field};
 use crate::ingest::InputError;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
@@ -58,11 +58,16 @@ struct RawComment {
 /// Errors ([`InputError`], naming line and field): malformed or truncated JSON, a
 /// missing or mistyped field, an unknown field, invalid UTF-8, an empty `example_id` or
 /// `org`, an example with no comment, a bad timestamp, an empty file.
-pub fn read(path: &Path, reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
-    for_each_line(path, reader, |line, text| {
-        let raw: RawExample = parse_json(path, line, text)?;
-        sink(convert(path, line, raw)?)
-    })
+pub fn read(path: &Path, mut reader: impl BufRead + Send, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+    // parsed on every core, examples handed on in file order
+    crate::ingest::parallel::parse_lines(
+        path,
+        &mut reader,
+        1,
+        super::CHUNKING,
+        |line, text| Ok(convert(path, line, parse_json::<RawExample>(path, line, text)?)?),
+        sink,
+    )
 }
 
 fn convert(path: &Path, line: u64, raw: RawExample) -> Result<Example, InputError> {

@@ -26,6 +26,11 @@ pub use crate::ingest::json::{TextOrNumber, for_each_line, parse_json};
 use crate::review::model::Example;
 use std::path::Path;
 
+/// How the JSON-lines adapters cut their input for the parser threads
+/// ([`crate::ingest::parallel`]): review rows are a few kB, so chunks of up to 256 lines or 1 MB.
+pub const CHUNKING: crate::ingest::parallel::Chunking =
+    crate::ingest::parallel::Chunking { lines: 256, bytes: 1 << 20 };
+
 /// Receives each example an adapter builds.
 pub type Sink<'a> = dyn FnMut(Example) -> anyhow::Result<()> + 'a;
 

@@ -47,7 +47,12 @@ struct Row {
 /// Errors ([`InputError`]): malformed or truncated JSON, a missing or mistyped field
 /// (named with its array index, e.g. `[12].target`), a `code_snippet` without focus
 /// markers, a bad `written_on`, an empty file.
-pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
+pub fn read(
+    path: &Path,
+    org: Option<&str>,
+    mut reader: impl BufRead + Send,
+    sink: &mut Sink<'_>,
+) -> anyhow::Result<u64> {
     let (container, blank_lines) =
         json::peek_container(&mut reader).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
     match container {
@@ -79,10 +84,15 @@ pub fn read(path: &Path, org: Option<&str>, mut reader: impl BufRead, sink: &mut
             }
             Ok(count)
         }
-        Some(_) => json::for_each_line_from(path, reader, blank_lines + 1, |line, text| {
-            let row: Row = parse_json(path, line, text)?;
-            sink(convert(path, org, line, "", line as i64, row)?)
-        }),
+        // JSON lines: parsed on every core, examples handed on in file order
+        Some(_) => crate::ingest::parallel::parse_lines(
+            path,
+            &mut reader,
+            blank_lines + 1,
+            super::CHUNKING,
+            |line, text| Ok(convert(path, org, line, "", line as i64, parse_json(path, line, text)?)?),
+            sink,
+        ),
     }
 }
 
