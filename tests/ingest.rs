@@ -417,3 +417,50 @@ fn first_bad_review_line_is_reported_whichever_parser_thread_meets_it() {
     assert_eq!(count(&conn, "select max(record) from review_examples"), 1009);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An example id that an earlier file loaded is named on its own line, in file order with
+/// the file's other errors: it was found only when the rows were written, after the whole
+/// file was read, so a later bad line was reported instead (JSON lines and the array).
+#[test]
+fn repeat_of_an_earlier_file_is_named_before_a_later_bad_line() {
+    let dir = temp_dir("earlier-repeat");
+    let row = |i: usize| R4R_ROW.replace("\"c1\"", &format!("\"c{i}\""));
+    let first = dir.join("first.jsonl");
+    std::fs::write(&first, (1..=50).map(row).collect::<Vec<_>>().join("\n")).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    loaded(load(&conn, InputKind::Review4Repair, &first, None, &mut |_| {}));
+    // 601 lines of new ids, but line 600 repeats c17 (record 17 of first.jsonl) and line 601 is cut
+    let mut lines: Vec<String> = (1..=601).map(|i| row(1000 + i)).collect();
+    lines[599] = row(17);
+    lines[600] = "{\"comment_id\": \"c9999\",".into();
+    let second = dir.join("second.jsonl");
+    std::fs::write(&second, lines.join("\n")).unwrap();
+    let want = format!(
+        "second.jsonl:600: field `example_id`: \"c17\" is already loaded (file_id 1, {} record 17)",
+        first.display()
+    );
+    let err = format!("{:#}", load(&conn, InputKind::Review4Repair, &second, None, &mut |_| {}).unwrap_err());
+    assert!(err.contains(&want), "{err}");
+    // the same rows as a JSON array (a whole document, so a cut one is refused before any
+    // row): row [599] is the repeat, [600] has no focus markers
+    lines[600] = row(9999).replace("<|endfocus|>", "");
+    let array = dir.join("second.json");
+    std::fs::write(&array, format!("[{}]", lines.join(",\n"))).unwrap();
+    let err = format!("{:#}", load(&conn, InputKind::Review4Repair, &array, None, &mut |_| {}).unwrap_err());
+    assert!(err.contains("second.json:600: field `example_id`: \"c17\" is already loaded (file_id 1,"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from review_examples"), 50);
+    assert_eq!(count(&conn, "select count(*) from ingest_log"), 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A file holding only a byte-order mark is empty, and is not called "0 bytes" (it is 3).
+#[test]
+fn file_of_only_a_byte_order_mark_is_empty_not_zero_bytes() {
+    let dir = temp_dir("bom-only");
+    let path = with_bom(&dir, "bom.jsonl", b"");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = format!("{:#}", load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap_err());
+    assert!(err.contains("bom.jsonl: file is empty (no bytes, or only a byte-order mark)"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from ingest_log"), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

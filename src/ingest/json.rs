@@ -108,7 +108,7 @@ pub fn for_each_line_from(
         each(line_no, text)?;
     }
     if total == 0 && first_line == 1 {
-        return Err(InputError::at(path, None, None, "file is empty (0 bytes)").into());
+        return Err(InputError::at(path, None, None, "file is empty (no bytes, or only a byte-order mark)").into());
     }
     if records == 0 {
         return Err(InputError::at(path, None, None, "file has no records (only blank lines)").into());

@@ -6,7 +6,7 @@ use super::store::ExampleWriter;
 use crate::ingest::{self, Corpus, InputError, InputKind, LoadOutcome};
 use anyhow::{Context, Result};
 use duckdb::{Connection, OptionalExt};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// Loads `path` as `kind`. `org` overrides the org for `tufano2021` and `gerrit-query`,
@@ -43,6 +43,13 @@ pub fn load(
         if kind == InputKind::Labels {
             return super::labels::read(conn, file_id, path, &mut *reader);
         }
+        // example ids already loaded from earlier files: a repeat is named on its own line,
+        // in file order with the file's other errors (the primary key would only fail when
+        // the rows are written, after the whole file was read)
+        let loaded: HashSet<String> = {
+            let mut stmt = conn.prepare("select example_id from review_examples")?;
+            stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?
+        };
         let mut writer = ExampleWriter::new(conn, file_id)?;
         let mut failed_at: Option<String> = None;
         let mut written = 0u64;
@@ -57,6 +64,9 @@ pub fn load(
                         format!("{:?} repeats the example of record {first}", example.example_id),
                     )
                     .into());
+                }
+                if loaded.contains(&example.example_id) {
+                    return Err(already_loaded(conn, path, &example.example_id, example.record)?);
                 }
                 if let Err(e) = writer.append(&example) {
                     failed_at = Some(example.example_id.clone());
@@ -116,23 +126,36 @@ impl std::error::Error for IdCollision {}
 fn collision(conn: &Connection, path: &Path, seen: &HashMap<String, i64>) -> Result<Option<anyhow::Error>> {
     let mut ids: Vec<(&i64, &String)> = seen.iter().map(|(id, record)| (record, id)).collect();
     ids.sort();
-    let mut stmt = conn
-        .prepare("select e.file_id, e.record, l.path from review_examples e join ingest_log l using (file_id) where e.example_id = ?")?;
     for (record, id) in ids {
-        if let Some((file_id, earlier, earlier_path)) = stmt
-            .query_row([id], |r| Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?)))
-            .optional()?
-        {
-            return Ok(Some(
-                InputError::at(
-                    path,
-                    Some(*record as u64),
-                    Some("example_id"),
-                    format!("{id:?} is already loaded (file_id {file_id}, {earlier_path} record {earlier})"),
-                )
-                .into(),
-            ));
+        if let Some(e) = earlier_load(conn, path, id, *record)? {
+            return Ok(Some(e));
         }
     }
     Ok(None)
+}
+
+/// The error for example `id` at `record` of `path` when the database already holds it,
+/// naming the earlier file and record; `None` when it does not.
+fn earlier_load(conn: &Connection, path: &Path, id: &str, record: i64) -> Result<Option<anyhow::Error>> {
+    let mut stmt = conn.prepare_cached(
+        "select e.file_id, e.record, l.path from review_examples e join ingest_log l using (file_id) where e.example_id = ?",
+    )?;
+    let earlier =
+        stmt.query_row([id], |r| Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))).optional()?;
+    Ok(earlier.map(|(file_id, earlier, earlier_path)| {
+        InputError::at(
+            path,
+            Some(record as u64),
+            Some("example_id"),
+            format!("{id:?} is already loaded (file_id {file_id}, {earlier_path} record {earlier})"),
+        )
+        .into()
+    }))
+}
+
+/// [`earlier_load`] for an id known to be loaded (a failing lookup, or one that finds
+/// nothing after all, is an error of its own).
+fn already_loaded(conn: &Connection, path: &Path, id: &str, record: i64) -> Result<anyhow::Error> {
+    earlier_load(conn, path, id, record)?
+        .ok_or_else(|| anyhow::anyhow!("{}: example {id:?} was loaded but is no longer found", path.display()))
 }
