@@ -5,8 +5,13 @@ What it measures, on the synthetic seed-sized SFT pool file written by
 ~371 MB; pools A, C1, C2 = repair, B = recovery, C3 = report-only; generated into the scratch
 dir, not timed):
 
-  (a) sphragis load views FILE                     -> a fresh DuckDB file (sft_views with list
-                                                      columns + sft_view_runs, the supervised runs)
+  (a) sphragis init, then sphragis load views FILE -> a new DuckDB file (the init: migrations and
+                                                      views, a fixed cost timed on its own), then
+                                                      the load into it (sft_views with list
+                                                      columns + sft_view_runs, the supervised runs);
+                                                      ratios are given for the load alone and for
+                                                      init + load (what a first load into a new
+                                                      file costs)
   (b) sphragis sql "<query>" --format json, one child per query, on the database from (a):
         startup              `select 1` (process start + open the database: the fixed cost)
         counts               views, positions (sum n_mask), exposure (from the runs)
@@ -153,7 +158,9 @@ def bench(args, work, scale=1, summary=None):
         timing[label] = (s, rss)
         return output
 
-    # (a) sphragis load
+    # (a) sphragis init (the new file: migrations and views, a fixed cost), then the load into it
+    out = step("sphragis init (new file)", [args.bin, "--db", db, "--quiet", "init"], "init.log")
+    rows.append(("sphragis init (new file)", out and " ".join(out.split())[:90]))
     out = step("sphragis load views", [args.bin, "--db", db, "--quiet", "load", "views", pools], "load.log")
     rows.append(("sphragis load views", out and " ".join(out.split())[:90]))
     # (b) sphragis queries
@@ -238,11 +245,14 @@ def bench(args, work, scale=1, summary=None):
         print(f"    {fig:<26}{str(truth):>20}{str(peer.get(fig, '-')):>14}  " + ("; ".join(marks) or "-"))
 
     load = timing.get("sphragis load views")
+    init = timing.get("sphragis init (new file)", (0.0, 0))[0]
     startup = timing.get("sphragis sql: startup (select 1)", (0.0, 0))[0]
     print("\n  ratios, peer seconds / sphragis seconds (>1 = sphragis faster):")
     if load and "load_seconds" in peer:
         print(f"    {'duckdb read_json (own load_seconds) / sphragis load (wall)':<76}"
               f"{peer['load_seconds'] / load[0]:>6.2f}")
+        print(f"    {'duckdb read_json (own load_seconds) / sphragis init + load (wall)':<76}"
+              f"{peer['load_seconds'] / (init + load[0]):>6.2f}")
     if load and "duckdb read_json + union (peer)" in timing:
         print(f"    {'duckdb peer process (wall, load + union) / sphragis load + fastest union':<76}", end="")
         unions = [timing[f"sphragis sql: {u}"][0] for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
@@ -257,9 +267,9 @@ def bench(args, work, scale=1, summary=None):
                 net_ratio = f"{peer['query_seconds'] / net:>6.2f}" if net > 0 else "     -"
                 print(f"      {u:<70}{peer['query_seconds'] / t[0]:>6.2f}  (net {net_ratio.strip()})")
     if load and "python reference (no db)" in timing:
-        total = load[0] + sum(t[0] for k, t in timing.items()
-                              if k.startswith("sphragis sql:") and "startup" not in k)
-        print(f"    {'python reference (wall) / sphragis load + every figure query (wall)':<76}"
+        total = init + load[0] + sum(t[0] for k, t in timing.items()
+                                     if k.startswith("sphragis sql:") and "startup" not in k)
+        print(f"    {'python reference (wall) / sphragis init + load + every figure query (wall)':<76}"
               f"{timing['python reference (no db)'][0] / total:>6.2f}")
     unions = [(timing[f"sphragis sql: {u}"][0], u) for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
     if unions:
@@ -268,7 +278,7 @@ def bench(args, work, scale=1, summary=None):
         print(f"  PROBLEM {p}")
     if summary is not None:
         native = timing.get("duckdb read_json + union (peer)")
-        summary.append((scale, mb, load, peer.get("load_seconds"), native and native[1]))
+        summary.append((scale, mb, load, init, peer.get("load_seconds"), native and native[1]))
     return not problems
 
 
@@ -289,13 +299,15 @@ def main():
         summary = []
         ok = all([bench(args, work, scale, summary) for scale in args.scale])
         print("\nloads per scale (peak MiB must stay flat as the file grows):")
-        print(f"  {'scale':<7}{'MB':>9}{'sphragis s':>12}{'peak MiB':>10}{'read_json s':>13}{'peer MiB':>10}"
-              f"{'ratio':>7}")
-        for scale, mb, load, peer_s, peer_rss in summary:
+        print("  (ratio: read_json s / sphragis load s; with init: / sphragis init + load s, a new file)")
+        print(f"  {'scale':<7}{'MB':>9}{'sphragis s':>12}{'+ init s':>10}{'peak MiB':>10}{'read_json s':>13}"
+              f"{'peer MiB':>10}{'ratio':>7}{'with init':>11}")
+        for scale, mb, load, init, peer_s, peer_rss in summary:
             s, rss = load if load else (float("nan"), float("nan"))
             ratio = peer_s / s if load and peer_s else float("nan")
-            print(f"  x{scale:<6}{mb:>9,.1f}{s:>12.2f}{rss:>10,.0f}{peer_s or float('nan'):>13.2f}"
-                  f"{peer_rss or float('nan'):>10,.0f}{ratio:>7.2f}")
+            ratio_init = peer_s / (s + init) if load and peer_s else float("nan")
+            print(f"  x{scale:<6}{mb:>9,.1f}{s:>12.2f}{init:>10.2f}{rss:>10,.0f}{peer_s or float('nan'):>13.2f}"
+                  f"{peer_rss or float('nan'):>10,.0f}{ratio:>7.2f}{ratio_init:>11.2f}")
     finally:
         if args.keep:
             print(f"\nkept {work}")
