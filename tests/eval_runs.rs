@@ -19,16 +19,11 @@
 //!   base: a fix, b wander, c fix-fail, d loop, e fix; ft1: a fix, b fix, c fix-fail, d wander,
 //!   e wander; ft2: a fix, b fix with git log, c wander, d fix, e late.
 
+mod common;
+
 use sphragis::eval::load::{RunSpec, check_spec, expand, load_file};
 use sphragis::ingest::LoadOutcome;
 use std::path::{Path, PathBuf};
-
-/// `$SPHRAGIS_SHARED` (CI) or `../shared` beside the repository.
-fn shared() -> PathBuf {
-    std::env::var_os("SPHRAGIS_SHARED")
-        .map(Into::into)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
 
 fn samples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/runs")
@@ -426,7 +421,7 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
 #[test]
 #[ignore = "needs ../shared/data"]
 fn real_gemini_run_371_of_500_and_the_43_reports_agree() {
-    let root = shared().join("data/sft/mini-swe-agent-gemini3pro");
+    let root = common::shared().join("data/sft/mini-swe-agent-gemini3pro");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let s = RunSpec {
         name: "gemini3pro".into(),
@@ -490,7 +485,7 @@ fn eval_instances_prefers_instance_reports_then_lists_then_trajectory_flags() {
 #[test]
 #[ignore = "needs ../shared/data"]
 fn real_other_formats_finish_and_declared_outcomes() {
-    let sft = shared().join("data/sft");
+    let sft = common::shared().join("data/sft");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let paths = [
         sft.join("swe-agent/tests/test_data/trajectories"),

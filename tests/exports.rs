@@ -3,7 +3,9 @@
 //! byte-order mark, quoting follows RFC 4180 (checked by reading the files back with the
 //! `csv` crate), and no report or export carries a name or e-mail (SPEC §1.7).
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 struct Scratch {
@@ -280,7 +282,7 @@ fn reports_carry_no_names_or_emails() {
 #[test]
 #[ignore = "needs ../shared/data/review/perceval-wikimedia"]
 fn reports_carry_no_names_or_emails_from_public_gerrit_data() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/review/perceval-wikimedia");
+    let shared = common::shared().join("data/review/perceval-wikimedia");
     let page = shared.join("gerrit_reviews_page_1");
     let text = std::fs::read_to_string(&page).unwrap();
     // every "name" and "email" value in the page

@@ -8,6 +8,8 @@
 //! assistant message. Pool C: `seg-tie-a` (normal) and `seg-tie-b` (no end of turn).
 //! The real-data test reads the two Qwen3 reference views in the shared data.
 
+mod common;
+
 use sphragis::ingest::read::TokenizerFile;
 use sphragis::sft::segments::Segmenter;
 use sphragis::sft::views::{SpanEnd, ViewOptions, load};
@@ -330,7 +332,7 @@ fn segments_are_written_in_the_load_transaction() {
 #[test]
 #[ignore = "needs ../shared/data"]
 fn qwen3_reference_views_segments_match_an_independent_count() {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data");
+    let shared = common::shared().join("data");
     let views = shared.join("sft/reference-views-qwen3/views.jsonl");
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let options = ViewOptions {

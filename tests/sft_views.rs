@@ -3,6 +3,8 @@
 //! `origin.note`; loaded with `data-samples/sft/tokenizer.json` for the vocabulary
 //! bound) and the two Hugging Face reference views in the shared data.
 
+mod common;
+
 use sphragis::ingest::read::TokenizerFile;
 use sphragis::sft::views::{SpanEnd, ViewOptions, load};
 
@@ -185,9 +187,7 @@ fn view_that_trains_nothing_fails_the_contract() {
 
 #[test]
 fn the_reference_views_load_and_keep_the_contract() {
-    let shared = std::env::var_os("SPHRAGIS_SHARED")
-        .map(Into::into)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
+    let shared = common::shared();
     let views = shared.join("data/sft/reference-views-qwen3/views.jsonl");
     let tokenizer = shared.join("data/tokenizers/qwen3/tokenizer.json");
     if !views.exists() {

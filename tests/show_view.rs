@@ -4,6 +4,8 @@
 //! exposure is read independently from `sft_views` / `sft_view_spans` with a stock DuckDB
 //! connection, or computed by hand from the sample lines.
 
+mod common;
+
 use regex::Regex;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -321,17 +323,10 @@ fn show_view_writes_an_html_file_for_out_html() {
     assert_eq!(tokens(&html).len(), 8);
 }
 
-/// `$SPHRAGIS_SHARED` (CI) or `../shared` beside the repository.
-fn shared() -> PathBuf {
-    std::env::var_os("SPHRAGIS_SHARED")
-        .map(Into::into)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
-}
-
 #[test]
 #[ignore = "reads the Qwen3 reference views and tokenizer in ../shared/data"]
 fn real_byte_level_views_show_one_element_per_position_and_their_own_supervised_count() {
-    let data = shared().join("data");
+    let data = common::shared().join("data");
     let s = Scratch::new("qwen3");
     let tokenizer = data.join("tokenizers/qwen3/tokenizer.json");
     let views = data.join("sft/reference-views-qwen3/views.jsonl");
