@@ -113,7 +113,7 @@ fn bad_inputs_name_file_line_field_and_change_nothing() {
         (
             "missing.jsonl",
             line2(GOOD.replace("x1", "x2").replace(r#""target":"b\n","#, "").as_bytes()),
-            "missing.jsonl:2: missing field `target`",
+            "missing.jsonl:2: field `target`: missing",
         ),
         (
             "mistyped.jsonl",

@@ -194,6 +194,15 @@ pub fn json_error(
         Some(i) => format!("{} (column {})", &text[..i], inner.column()),
         None => text,
     };
+    // a missing field is named as the field, as the trajectory formats name it
+    // (`field `comments[0].message`: missing`), not only in serde's words at its parent
+    let (field, text) = match text.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')) {
+        Some((name, rest)) => {
+            let parent = field.unwrap_or_default();
+            (Some(super::anomaly::join_field(&parent, name)), format!("missing{rest}"))
+        }
+        None => (field, text),
+    };
     let message = match inner.classify() {
         serde_json::error::Category::Eof => format!("truncated record: {text}"),
         serde_json::error::Category::Syntax => format!("malformed JSON: {text}"),

@@ -161,7 +161,7 @@ mod tests {
     fn errors_name_line_and_field() {
         let missing = GOOD.replace(r#""target":"long x;\r\n","#, "");
         let err = run(&format!("{GOOD}\n{missing}\n")).unwrap_err();
-        assert!(err.starts_with("x.jsonl:2:") && err.contains("missing field `target`"), "{err}");
+        assert!(err.starts_with("x.jsonl:2:") && err.contains("field `target`: missing"), "{err}");
 
         let mistyped = GOOD.replace(r#""patch_set":3"#, r#""patch_set":"three""#);
         let err = run(&mistyped).unwrap_err();

@@ -191,7 +191,7 @@ mod tests {
     #[test]
     fn errors_name_the_row_and_field() {
         let err = run(&format!("[{ROW}, {}]", ROW.replace(r#""target":"    return LIMIT;\n","#, ""))).unwrap_err();
-        assert!(err.contains("field `[1]`") || err.contains("missing field `target`"), "{err}");
+        assert!(err.contains("r.json:1: field `[1].target`: missing"), "{err}");
         let err = run(&format!("[{ROW}, {}]", ROW.replace(r#""base_patch_number":4"#, r#""base_patch_number":"4""#)))
             .unwrap_err();
         assert!(err.contains("field `[1].base_patch_number`"), "{err}");
