@@ -196,7 +196,7 @@ pub fn json_error(
     };
     // a missing field is named as the field, as the trajectory formats name it
     // (`field `comments[0].message`: missing`), not only in serde's words at its parent
-    let (field, text) = match text.strip_prefix("missing field `").and_then(|rest| rest.split_once('`')) {
+    let (field, text) = match missing_field(&text) {
         Some((name, rest)) => {
             let parent = field.unwrap_or_default();
             (Some(super::anomaly::join_field(&parent, name)), format!("missing{rest}"))
@@ -209,6 +209,13 @@ pub fn json_error(
         _ => text,
     };
     InputError { path: path.to_path_buf(), line: Some(line), field, message }
+}
+
+/// serde's "missing field `NAME`..." as `(NAME, the rest of the message)`, so that a loader
+/// can name the missing field as the field (`field `a.NAME`: missing`); `None` for any
+/// other message.
+pub fn missing_field(message: &str) -> Option<(&str, &str)> {
+    message.strip_prefix("missing field `")?.split_once('`')
 }
 
 /// Parses one JSON object (a JSONL line, an array row, or a whole document starting at

@@ -34,7 +34,6 @@ pub fn load(
         super::sealed::check_companion(conn)?;
     }
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
-    let mut seen: HashMap<String, i64> = HashMap::new();
     let outcome = ingest::load_file(conn, path, kind, options.as_deref(), |conn, file_id, reader| {
         if kind == InputKind::Orgs {
             let configs = config::parse(path, &mut *reader)?;
@@ -50,11 +49,12 @@ pub fn load(
             let mut stmt = conn.prepare("select example_id from review_examples")?;
             stmt.query_map([], |r| r.get(0))?.collect::<duckdb::Result<_>>()?
         };
+        // ids of this file, with their record: a repeat within the file names the first
+        let mut seen: HashMap<String, i64> = HashMap::new();
         let mut writer = ExampleWriter::new(conn, file_id)?;
         let mut failed_at: Option<String> = None;
         let mut written = 0u64;
         let result = {
-            let seen = &mut seen;
             let mut sink = |example: super::model::Example| -> Result<()> {
                 if let Some(first) = seen.insert(example.example_id.clone(), example.record) {
                     return Err(InputError::at(
@@ -94,12 +94,8 @@ pub fn load(
             Some(id) => e.context(format!("{}: writing example {id}", path.display())),
             None => e,
         })?;
-        writer.finish().map_err(|e| e.context(IdCollision))
-    });
-    let outcome = match outcome {
-        Err(e) if e.downcast_ref::<IdCollision>().is_some() => Err(collision(conn, path, &seen)?.unwrap_or(e)),
-        other => other,
-    }?;
+        writer.finish()
+    })?;
     // Examples or windows arrived: move content that falls in a sealed window out of the main file.
     if kind != InputKind::Labels {
         super::sealed::seal(conn)
@@ -108,54 +104,22 @@ pub fn load(
     Ok(outcome)
 }
 
-/// Marks a flush failure that may be an example id already in the database.
-#[derive(Debug)]
-struct IdCollision;
-
-impl std::fmt::Display for IdCollision {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("writing the examples failed")
-    }
-}
-
-impl std::error::Error for IdCollision {}
-
-/// After a rolled-back load: the first example id of the file (by record) that the
-/// database already holds, as an error naming both places (`None` when no id of the
-/// file is loaded yet; a failing lookup is an error of its own, never "absent").
-fn collision(conn: &Connection, path: &Path, seen: &HashMap<String, i64>) -> Result<Option<anyhow::Error>> {
-    let mut ids: Vec<(&i64, &String)> = seen.iter().map(|(id, record)| (record, id)).collect();
-    ids.sort();
-    for (record, id) in ids {
-        if let Some(e) = earlier_load(conn, path, id, *record)? {
-            return Ok(Some(e));
-        }
-    }
-    Ok(None)
-}
-
-/// The error for example `id` at `record` of `path` when the database already holds it,
-/// naming the earlier file and record; `None` when it does not.
-fn earlier_load(conn: &Connection, path: &Path, id: &str, record: i64) -> Result<Option<anyhow::Error>> {
-    let mut stmt = conn.prepare_cached(
+/// The error for example `id` at `record` of `path`, which the database already holds:
+/// it names the earlier file and record (a failing lookup, or one that finds nothing after
+/// all, is an error of its own).
+fn already_loaded(conn: &Connection, path: &Path, id: &str, record: i64) -> Result<anyhow::Error> {
+    let mut stmt = conn.prepare(
         "select e.file_id, e.record, l.path from review_examples e join ingest_log l using (file_id) where e.example_id = ?",
     )?;
     let earlier =
         stmt.query_row([id], |r| Ok((r.get::<_, i32>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))).optional()?;
-    Ok(earlier.map(|(file_id, earlier, earlier_path)| {
-        InputError::at(
-            path,
-            Some(record as u64),
-            Some("example_id"),
-            format!("{id:?} is already loaded (file_id {file_id}, {earlier_path} record {earlier})"),
-        )
-        .into()
-    }))
-}
-
-/// [`earlier_load`] for an id known to be loaded (a failing lookup, or one that finds
-/// nothing after all, is an error of its own).
-fn already_loaded(conn: &Connection, path: &Path, id: &str, record: i64) -> Result<anyhow::Error> {
-    earlier_load(conn, path, id, record)?
-        .ok_or_else(|| anyhow::anyhow!("{}: example {id:?} was loaded but is no longer found", path.display()))
+    let (file_id, earlier, earlier_path) = earlier
+        .ok_or_else(|| anyhow::anyhow!("{}: example {id:?} was loaded but is no longer found", path.display()))?;
+    Ok(InputError::at(
+        path,
+        Some(record as u64),
+        Some("example_id"),
+        format!("{id:?} is already loaded (file_id {file_id}, {earlier_path} record {earlier})"),
+    )
+    .into())
 }

@@ -135,7 +135,7 @@ pub fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, Refusal> {
             let path = e.path().to_string();
             let mut path = if path == "." { String::new() } else { path };
             let mut message = json_words(&e.into_inner().to_string());
-            if let Some(field) = message.strip_prefix("missing field `").and_then(|f| f.strip_suffix('`')) {
+            if let Some((field, "")) = crate::ingest::json::missing_field(&message) {
                 path = join(&path, field);
                 message = "missing".to_string();
             }
