@@ -84,8 +84,9 @@ struct RawLedger {
 }
 
 /// A JSON array of integers stored narrow (`i32` token ids, `i8` mask values), read
-/// without a 64-bit copy: each value is parsed as an integer, and the first that does not
-/// fit `T` is kept, with its index, for the loader's error in the field's terms.
+/// without a 64-bit copy: each value is parsed as an integer and pushed as `T`, and the
+/// first that does not fit `T` is kept, with its index, for the loader's error in the
+/// field's terms.
 #[derive(Debug, Default)]
 struct Narrow<T> {
     values: Vec<T>,
@@ -94,79 +95,99 @@ struct Narrow<T> {
     misfit: Option<(usize, Option<i128>)>,
 }
 
-/// One integer of an id or mask array: `Ok` within 64 bits, else `Err` with its value
-/// when serde_json read it exactly (a `u64`), `None` beyond (read as a float).
-struct Wide(Result<i64, Option<i128>>);
-
-impl<'de> Deserialize<'de> for Wide {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl serde::de::Visitor<'_> for Visitor {
-            type Value = Wide;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("i64")
-            }
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Wide, E> {
-                Ok(Wide(Ok(v)))
-            }
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Wide, E> {
-                Ok(Wide(i64::try_from(v).map_err(|_| Some(i128::from(v)))))
-            }
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Wide, E> {
-                // an integer beyond 64 bits comes as a float; a fraction is refused as before
-                if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
-                    Ok(Wide(Err(None)))
-                } else {
-                    Err(E::invalid_type(serde::de::Unexpected::Float(v), &self))
-                }
-            }
-        }
-        deserializer.deserialize_i64(Visitor)
-    }
+/// An integer type an id or mask array is stored as, with the thread's reusable buffer for
+/// the array being read: reading a long array costs one allocation of its exact size
+/// instead of a chain of doublings.
+trait NarrowInt: TryFrom<i64> + Default + Copy + 'static {
+    fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
 }
 
 thread_local! {
-    /// The values of the array being read: reused, so reading a long array costs one
-    /// allocation of its exact size instead of a chain of doublings.
-    static SCRATCH: std::cell::RefCell<Vec<i64>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH_I32: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH_I8: std::cell::RefCell<Vec<i8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-impl<'de, T: TryFrom<i64> + Default + Copy> Deserialize<'de> for Narrow<T> {
+impl NarrowInt for i32 {
+    fn with_scratch<R>(f: impl FnOnce(&mut Vec<i32>) -> R) -> R {
+        SCRATCH_I32.with(|s| f(&mut s.borrow_mut()))
+    }
+}
+
+impl NarrowInt for i8 {
+    fn with_scratch<R>(f: impl FnOnce(&mut Vec<i8>) -> R) -> R {
+        SCRATCH_I8.with(|s| f(&mut s.borrow_mut()))
+    }
+}
+
+/// Reads one integer of an id or mask array straight into the array being built: within
+/// 64 bits as `T` when it fits; otherwise 0 in its place and, for the first such value,
+/// `(index, value)` in `misfit` (`None` beyond 64 bits, read by serde_json as a float).
+/// A fraction is refused as a type error.
+struct Push<'a, T> {
+    values: &'a mut Vec<T>,
+    misfit: &'a mut Option<(usize, Option<i128>)>,
+}
+
+impl<T: NarrowInt> Push<'_, T> {
+    fn misfit(self, value: Option<i128>) {
+        self.misfit.get_or_insert((self.values.len(), value));
+        self.values.push(T::default());
+    }
+}
+
+impl<'de, T: NarrowInt> serde::de::DeserializeSeed<'de> for Push<'_, T> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_i64(self)
+    }
+}
+
+impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Push<'_, T> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("i64")
+    }
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
+        match T::try_from(v) {
+            Ok(t) => self.values.push(t),
+            Err(_) => self.misfit(Some(i128::from(v))),
+        }
+        Ok(())
+    }
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
+        match i64::try_from(v) {
+            Ok(v) => self.visit_i64(v),
+            Err(_) => {
+                self.misfit(Some(i128::from(v)));
+                Ok(())
+            }
+        }
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
+        // an integer beyond 64 bits comes as a float; a fraction is refused as before
+        if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
+            self.misfit(None);
+            Ok(())
+        } else {
+            Err(E::invalid_type(serde::de::Unexpected::Float(v), &self))
+        }
+    }
+}
+
+impl<'de, T: NarrowInt> Deserialize<'de> for Narrow<T> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor<T>(std::marker::PhantomData<T>);
-        impl<'de, T: TryFrom<i64> + Default + Copy> serde::de::Visitor<'de> for Visitor<T> {
+        impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Visitor<T> {
             type Value = Narrow<T>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a sequence")
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Narrow<T>, A::Error> {
-                SCRATCH.with(|scratch| {
-                    let mut scratch = scratch.borrow_mut();
+                T::with_scratch(|scratch| {
                     scratch.clear();
-                    // the first value beyond 64 bits, kept as i64::MAX (it fits no `T`)
-                    let mut beyond: Option<(usize, Option<i128>)> = None;
-                    while let Some(Wide(v)) = seq.next_element::<Wide>()? {
-                        let index = scratch.len();
-                        scratch.push(v.unwrap_or_else(|value| {
-                            beyond.get_or_insert((index, value));
-                            i64::MAX
-                        }));
-                    }
                     let mut misfit = None;
-                    let values = scratch
-                        .iter()
-                        .enumerate()
-                        .map(|(i, v)| {
-                            T::try_from(*v).unwrap_or_else(|_| {
-                                misfit.get_or_insert_with(|| match beyond {
-                                    Some((b, value)) if b == i => (i, value),
-                                    _ => (i, Some(i128::from(*v))),
-                                });
-                                T::default()
-                            })
-                        })
-                        .collect();
-                    Ok(Narrow { values, misfit })
+                    while seq.next_element_seed(Push { values: &mut *scratch, misfit: &mut misfit })?.is_some() {}
+                    Ok(Narrow { values: scratch.as_slice().to_vec(), misfit })
                 })
             }
         }
