@@ -21,10 +21,13 @@ pub const BOM: &[u8] = b"\xef\xbb\xbf";
 /// hands the chunks over through a bounded channel. The loader's parse runs on the
 /// calling thread while the read and SHA-256 run on the other core.
 ///
-/// Memory: at most `QUEUE + 2` chunks of [`CHUNK`] bytes in flight. Dropped before the
-/// end, the thread stops at its next chunk.
+/// Memory: at most `QUEUE + 2` chunks of [`CHUNK`] bytes in flight; a chunk read through
+/// goes back to the thread to be filled again (no allocation and zeroing per chunk).
+/// Dropped before the end, the thread stops at its next chunk.
 pub struct ReadAhead {
     chunks: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
+    /// Chunks read through, returned to the thread for reuse.
+    spent: std::sync::mpsc::SyncSender<Vec<u8>>,
     current: Vec<u8>,
     pos: usize,
     done: bool,
@@ -35,11 +38,15 @@ impl ReadAhead {
     /// Starts the reading thread on `inner`.
     pub fn spawn<R: Read + Send + 'static>(mut inner: R) -> Self {
         let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+        let (spent, reuse) = std::sync::mpsc::sync_channel::<Vec<u8>>(QUEUE + 2);
         let thread = std::thread::spawn(move || {
             let mut hasher = Sha256::new();
             let mut bytes = 0u64;
             loop {
-                let mut buf = vec![0u8; CHUNK];
+                let mut buf = reuse.try_recv().unwrap_or_default();
+                // a reused chunk is already initialized up to its length: only what the
+                // last fill left short is zeroed
+                buf.resize(CHUNK, 0);
                 let mut filled = 0;
                 let result = loop {
                     match inner.read(&mut buf[filled..]) {
@@ -70,7 +77,7 @@ impl ReadAhead {
             }
             (bytes, crate::hash::hex(&hasher.finalize()))
         });
-        Self { chunks: rx, current: Vec::new(), pos: 0, done: false, thread: Some(thread) }
+        Self { chunks: rx, spent, current: Vec::new(), pos: 0, done: false, thread: Some(thread) }
     }
 
     /// Reads whatever is left (so the digest covers the whole input), stops the thread
@@ -99,7 +106,9 @@ impl Read for ReadAhead {
             }
             match self.chunks.recv() {
                 Ok(Ok(chunk)) => {
-                    self.current = chunk;
+                    let spent = std::mem::replace(&mut self.current, chunk);
+                    // full, or the thread has stopped: the chunk is simply dropped
+                    let _ = self.spent.try_send(spent);
                     self.pos = 0;
                 }
                 Ok(Err(e)) => return Err(e),
