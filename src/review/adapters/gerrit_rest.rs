@@ -208,7 +208,14 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
             sets.insert(rev.number, (created, rev.kind.clone()));
         }
         let mut by_set: BTreeMap<i32, Vec<Comment>> = BTreeMap::new();
+        // a message id names one message of the change (Gerrit's ChangeMessageInfo.id); a
+        // repeat would be two comments of one example under one id
+        let mut message_ids: HashMap<String, usize> = HashMap::new();
         for (k, m) in change.messages.into_iter().enumerate() {
+            if let Some(j) = message_ids.insert(m.id.clone(), k) {
+                let repeat = format!("{:?} repeats messages[{j}] (a message id names one message of the change)", m.id);
+                return Err(err(&format!("messages[{k}].id"), &repeat).into());
+            }
             let date = timestamp_field(path, line, &field(&format!("messages[{k}].date")), Some(&m.date))?;
             let set = match m.revision_number {
                 Some(n) if n >= 1 => n,
@@ -271,8 +278,22 @@ fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink
         )
     })?;
     let mut examples = 0;
+    // a comment id names one comment of the change (Gerrit's CommentInfo.id), whatever its
+    // file: a repeat would be two comments of one example under one id
+    let mut comment_ids: HashMap<String, String> = HashMap::new();
     for (file, list) in files {
         let field = |i: usize, f: &str| format!("{file}[{i}].{f}");
+        for (i, c) in list.iter().enumerate() {
+            if let Some(first) = comment_ids.insert(c.id.clone(), format!("{file}[{i}]")) {
+                return Err(InputError::at(
+                    path,
+                    Some(first_line),
+                    Some(&field(i, "id")),
+                    format!("{:?} repeats {first} (a comment id names one comment of the change)", c.id),
+                )
+                .into());
+            }
+        }
         // thread roots: follow in_reply_to within this file's comments
         let index: HashMap<&str, usize> = list.iter().enumerate().map(|(i, c)| (c.id.as_str(), i)).collect();
         let root_of = |mut i: usize| {
@@ -428,6 +449,41 @@ mod tests {
             "{err}"
         );
         assert!(!err.contains("TextOrNumber") && !err.contains("untagged"), "{err}");
+    }
+
+    #[test]
+    fn repeated_comment_id_in_a_gerrit_response_is_named_at_its_field() {
+        // a CommentInfo id repeated in another file of the response, then in the same file
+        let other_file = COMMENTS.replace(
+            "\n  ]\n}",
+            "\n  ],\n  \"src/b.py\": [{\"id\": \"c2\", \"patch_set\": 2, \"message\": \"again\", \"updated\": \"2024-03-01 12:00:00.000000000\"}]\n}",
+        );
+        let err = run("4711-comments.json", &other_file, Some("gh")).unwrap_err();
+        assert!(
+            err.contains(
+                "field `src/b.py[0].id`: \"c2\" repeats src/a.py[1] (a comment id names one comment of the change)"
+            ),
+            "{err}"
+        );
+        let same_file = COMMENTS.replace(r#"{"id": "c3""#, r#"{"id": "c1""#);
+        let err = run("4711-comments.json", &same_file, Some("gh")).unwrap_err();
+        assert!(err.contains("field `src/a.py[2].id`: \"c1\" repeats src/a.py[0]"), "{err}");
+        // a ChangeMessageInfo id repeated within a change, on the change's line
+        let change = |second: &str| {
+            format!(
+                ")]}}'\n[\n{{\"project\": \"p\", \"_number\": 7, \"revisions\": {{\"abc\": {{\"_number\": 1, \
+                 \"created\": \"2024-03-01 09:00:00.000000000\"}}}}, \"messages\": [\
+                 {{\"id\": \"m1\", \"message\": \"Patch Set 1\", \"date\": \"2024-03-01 10:00:00.000000000\"}}, \
+                 {{\"id\": \"{second}\", \"message\": \"Looks good\", \"date\": \"2024-03-01 11:00:00.000000000\"}}]}}\n]"
+            )
+        };
+        let ok = run("changes.json", &change("m2"), Some("gh")).unwrap();
+        assert_eq!(ok[0].comments.len(), 2);
+        let err = run("changes.json", &change("m1"), Some("gh")).unwrap_err();
+        assert!(
+            err.starts_with("changes.json:3: field `[0].messages[1].id`: \"m1\" repeats messages[0] (a message id names one message of the change)"),
+            "{err}"
+        );
     }
 
     #[test]
