@@ -238,27 +238,63 @@ fn nan_in_a_text_field_is_refused_naming_the_field() {
     assert_eq!(anomalies(&conn), [row(Some(1), "score", "nan", "NaN", 1)]);
 }
 
-/// View ids that differ only in a lone surrogate escape are stored alike (U+FFFD): the
-/// repeat is refused, and the message says why two ids the file spells differently clash.
+/// Ids that differ only in a lone surrogate escape would be stored alike (U+FFFD) and
+/// name one view, instance or example: a lone surrogate in an id field is refused on its
+/// line, at its field, and nothing is written. Two instances `o__r-1\ud83d` and
+/// `o__r-1\ud83e` used to load as one instance (and fail `same_tokens` together).
 #[test]
-fn view_ids_that_differ_only_in_a_lone_surrogate_clash_and_the_message_says_why() {
+fn lone_surrogate_in_an_id_is_refused_so_two_ids_never_merge() {
     let d = dir("surrogate-ids");
-    let p = write(
-        &d,
-        "ids.jsonl",
-        concat!(
-            r#"{"view_id": "t\ud83d", "instance_id": "o__r-1", "input_ids": [1], "loss_mask": [1]}"#,
-            "\n",
-            r#"{"view_id": "t\ud83e", "instance_id": "o__r-1", "input_ids": [1], "loss_mask": [1]}"#,
-            "\n"
-        ),
-    );
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let options = sphragis::sft::views::ViewOptions { pool: Some("A".into()), ..Default::default() };
-    let err = format!("{:#}", sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap_err());
-    assert!(err.contains("ids.jsonl:2: field `view_id`: \"t\u{fffd}\" is already used by the view at"), "{err}");
-    assert!(err.contains("stored as U+FFFD under the anomaly policy"), "{err}");
-    assert_eq!(count(&conn, "select count(*) from sft_views"), 0);
+    let view = |fields: &str| format!("{{{fields}, \"input_ids\": [1], \"loss_mask\": [1]}}\n");
+    for (fields, field, escape) in [
+        (r#""view_id": "t\ud83d", "instance_id": "o__r-1""#, "view_id", r"\ud83d"),
+        (r#""instance_id": "o__r-1\ud83e""#, "instance_id", r"\ud83e"),
+        (r#""instance_id": "o__r-1", "pool": "\udc00B""#, "pool", r"\udc00"),
+    ] {
+        let text = view(r#""instance_id": "o__r-2""#) + &view(fields);
+        let p = write(&d, "ids.jsonl", &text);
+        let err = format!("{:#}", sphragis::sft::views::load(&conn, &p, &options, &mut |_| {}).unwrap_err());
+        assert!(
+            err.contains(&format!(
+                "ids.jsonl:2: field `{field}`: {escape} is a lone surrogate escape (half of a UTF-16 pair): an id must \
+                 be exact text"
+            )),
+            "{err}"
+        );
+        assert_eq!(count(&conn, "select count(*) from sft_views"), 0);
+    }
+    // the same escape elsewhere in a view is accepted and recorded, as before
+    let origin = write(&d, "origin.jsonl", &view(r#""instance_id": "o__r-1", "origin": {"note": "x\ud83d"}"#));
+    sphragis::sft::views::load(&conn, &origin, &options, &mut |_| {}).unwrap();
+    assert_eq!(anomalies(&conn), [row(Some(1), "origin.note", "lone_surrogate", r"\ud83d", 1)]);
+    // review examples: the example id and a comment's id, author and reply target
+    let example = |comment: &str| {
+        format!(
+            "{{\"example_id\":\"e1\",\"org\":\"o\",\"hunk\":\"a\\n\",\"target\":\"b\\n\",\"comments\":[{{\"comment_id\":\"c0\",\"message\":\"m\"}},{comment}]}}\n"
+        )
+    };
+    for (comment, field) in [
+        (r#"{"comment_id":"c\ud83d","message":"m"}"#, "comments[1].comment_id"),
+        (r#"{"comment_id":"c1","author_id":"ann\ud83d","message":"m"}"#, "comments[1].author_id"),
+        (r#"{"comment_id":"c1","in_reply_to":"c\ud83d","message":"m"}"#, "comments[1].in_reply_to"),
+    ] {
+        let p = write(&d, "examples.jsonl", &example(comment));
+        let err = format!(
+            "{:#}",
+            sphragis::review::load::load(&conn, sphragis::ingest::InputKind::Examples, &p, None, &mut |_| {})
+                .unwrap_err()
+        );
+        assert!(err.contains(&format!("examples.jsonl:1: field `{field}`: \\ud83d is a lone surrogate")), "{err}");
+    }
+    let p = write(&d, "examples.jsonl", &example(r#"{"comment_id":"c1","message":"m"}"#).replace("e1", r"e\udfff"));
+    let err = format!(
+        "{:#}",
+        sphragis::review::load::load(&conn, sphragis::ingest::InputKind::Examples, &p, None, &mut |_| {}).unwrap_err()
+    );
+    assert!(err.contains(r"examples.jsonl:1: field `example_id`: \udfff is a lone surrogate"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from review_examples"), 0);
 }
 
 /// The review JSON-lines loaders parse on several threads too

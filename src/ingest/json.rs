@@ -228,6 +228,20 @@ pub fn missing_field(message: &str) -> Option<(&str, &str)> {
 /// `Infinity` in a field the loader reads is refused in the field's terms ("NaN in an
 /// integer field"); in a field it ignores it reads as null and stays recorded.
 pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
+    parse_json_ids(path, line, text, &[])
+}
+
+/// As [`parse_json`], and a lone surrogate escape in one of the id fields `ids` is
+/// refused: stored as U+FFFD under the anomaly policy, two ids that differ only there
+/// would name one view, instance or example, and every count keyed on them would merge
+/// the two. `ids` are field paths as errors write them, `[*]` for any index
+/// (`comments[*].comment_id`).
+pub fn parse_json_ids<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    line: u64,
+    text: &str,
+    ids: &[&str],
+) -> Result<T, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match text.trim_start().as_bytes().first() {
         Some(b'{') => {}
@@ -240,6 +254,21 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
     // What Python's json.dumps writes and serde_json refuses is rewritten first, and
     // recorded for the load (the anomaly policy, super::anomaly).
     let scanned = super::anomaly::scan(text);
+    let in_id = scanned.anomalies.iter().find(|a| {
+        a.kind == super::anomaly::AnomalyKind::LoneSurrogate && ids.iter().any(|id| field_matches(id, &a.path))
+    });
+    if let Some(a) = in_id {
+        return Err(InputError::at(
+            path,
+            Some(line + a.line - 1),
+            Some(&a.path),
+            format!(
+                "{} is a lone surrogate escape (half of a UTF-16 pair): an id must be exact text, and stored as \
+                 U+FFFD two ids that differ only there would be one",
+                a.detail
+            ),
+        ));
+    }
     let value = parse_tracked(path, line, &scanned.text).map_err(|mut err| {
         // a NaN / Infinity read as null where the field needs a value: say so
         if let Some(reason) = non_finite_reason(&scanned.anomalies, &err) {
@@ -263,6 +292,25 @@ pub fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: 
     }
     super::anomaly::record(super::anomaly::located(&scanned.anomalies, line, ""));
     Ok(value)
+}
+
+/// Whether field path `field` (`comments[3].comment_id`) is `pattern`, where `[*]` in the
+/// pattern stands for any index.
+fn field_matches(pattern: &str, field: &str) -> bool {
+    let mut field = field;
+    let mut parts = pattern.split("[*]").peekable();
+    while let Some(part) = parts.next() {
+        let Some(rest) = field.strip_prefix(part) else { return false };
+        field = rest;
+        if parts.peek().is_some() {
+            // an index: `[` digits `]`
+            let Some(rest) = field.strip_prefix('[') else { return false };
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            let Some(rest) = rest[digits..].strip_prefix(']').filter(|_| digits > 0) else { return false };
+            field = rest;
+        }
+    }
+    field.is_empty()
 }
 
 /// serde_json, then (only for a failing record) serde_path_to_error for the field.
@@ -404,6 +452,18 @@ impl<'de> serde::Deserialize<'de> for UniqueKeys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_field_patterns_match_any_index_and_nothing_else() {
+        assert!(field_matches("instance_id", "instance_id"));
+        assert!(!field_matches("instance_id", "instance_ids"));
+        assert!(!field_matches("instance_id", "origin.instance_id"));
+        assert!(field_matches("comments[*].comment_id", "comments[12].comment_id"));
+        assert!(!field_matches("comments[*].comment_id", "comments[].comment_id"));
+        assert!(!field_matches("comments[*].comment_id", "comments[x].comment_id"));
+        assert!(!field_matches("comments[*].comment_id", "comments[1].message"));
+        assert!(field_matches("[*].a[*].b", "[0].a[7].b"));
+    }
 
     #[derive(Debug, serde::Deserialize)]
     #[allow(dead_code)]

@@ -13,7 +13,7 @@
 //! only an unreadable line (bad JSON, a missing or mistyped field, conventions that
 //! contradict each other) stops a load.
 
-use crate::ingest::json::{TextOrNumber, parse_json};
+use crate::ingest::json::{TextOrNumber, parse_json_ids};
 use crate::ingest::{InputError, InputKind};
 use anyhow::{Context, Result};
 use duckdb::Connection;
@@ -194,6 +194,10 @@ impl<'de, T: NarrowInt> Deserialize<'de> for Narrow<T> {
         deserializer.deserialize_seq(Visitor(std::marker::PhantomData))
     }
 }
+
+/// The fields that name a view, its instance and its pool: a lone surrogate escape in them
+/// is refused ([`crate::ingest::json::parse_json_ids`]).
+const ID_FIELDS: &[&str] = &["view_id", "instance_id", "pool"];
 
 /// A view line. Unknown fields are allowed (producers add metadata) and kept in
 /// `origin` only when given there.
@@ -743,8 +747,8 @@ fn load_views(
                         "{:?} is already used by the view at {earlier}{}",
                         view.view_id,
                         if view.view_id.contains('\u{fffd}') {
-                            " (a lone surrogate escape such as \\ud83d is stored as U+FFFD under the anomaly policy, \
-                             so ids that differ only there are the same id)"
+                            " (U+FFFD also stands for a lone surrogate escape such as \\ud83d in a view_id loaded \
+                             before such ids were refused)"
                         } else {
                             ""
                         }
@@ -796,7 +800,7 @@ pub fn read(
         reader,
         1,
         CHUNKING,
-        |line, text| Ok(to_view(path, line, parse_json::<RawView>(path, line, text)?, options)?),
+        |line, text| Ok(to_view(path, line, parse_json_ids::<RawView>(path, line, text, ID_FIELDS)?, options)?),
         each,
     )
 }
@@ -806,7 +810,7 @@ mod tests {
     use super::*;
 
     fn parse(line: &str, options: &ViewOptions) -> Result<View, String> {
-        let raw: RawView = parse_json(Path::new("v.jsonl"), 1, line).map_err(|e| e.to_string())?;
+        let raw: RawView = parse_json_ids(Path::new("v.jsonl"), 1, line, ID_FIELDS).map_err(|e| e.to_string())?;
         to_view(Path::new("v.jsonl"), 1, raw, options).map_err(|e| e.to_string())
     }
 

@@ -2,8 +2,9 @@
 //! Every field, its type and whether it is optional is documented in `docs/formats.md`.
 //! Unknown fields are refused (a misspelt `creatd_at` must not pass silently).
 
-use super::{Sink, TextOrNumber, parse_json, timestamp_field};
+use super::{Sink, TextOrNumber, timestamp_field};
 use crate::ingest::InputError;
+use crate::ingest::json::parse_json_ids;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
 use std::io::BufRead;
@@ -53,6 +54,19 @@ struct RawComment {
     fix_suggestions: Option<u16>,
 }
 
+/// The fields that name an example, what it belongs to and what its comments are: a lone
+/// surrogate escape in them is refused ([`crate::ingest::json::parse_json_ids`]).
+const ID_FIELDS: &[&str] = &[
+    "example_id",
+    "org",
+    "project",
+    "change",
+    "predecessor_id",
+    "comments[*].comment_id",
+    "comments[*].author_id",
+    "comments[*].in_reply_to",
+];
+
 /// Reads examples from `reader` (the file at `path`) and hands each to `sink`.
 ///
 /// Errors ([`InputError`], naming line and field): malformed or truncated JSON, a
@@ -65,7 +79,7 @@ pub fn read(path: &Path, mut reader: impl BufRead + Send, sink: &mut Sink<'_>) -
         &mut reader,
         1,
         super::CHUNKING,
-        |line, text| Ok(convert(path, line, parse_json::<RawExample>(path, line, text)?)?),
+        |line, text| Ok(convert(path, line, parse_json_ids::<RawExample>(path, line, text, ID_FIELDS)?)?),
         sink,
     )
 }
