@@ -297,6 +297,34 @@ fn lone_surrogate_in_an_id_is_refused_so_two_ids_never_merge() {
     assert_eq!(count(&conn, "select count(*) from review_examples"), 0);
 }
 
+/// A trajectory's `instance_id` is an id too: a lone surrogate escape in it is refused on
+/// its line for the formats that read it (mini-swe-agent, one object; nebius, rows of an
+/// array), and the same escape in a message is accepted as before.
+#[test]
+fn lone_surrogate_in_a_trajectory_instance_id_is_refused() {
+    let d = dir("surrogate-instance");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let mini_file = write(&d, "m.traj.json", &mini("done", "").replace("demo__x-1", r"demo__x-1\ud83d"));
+    let err = format!("{:#}", sphragis::sft::store::load_trajectories(&conn, &mini_file, None).unwrap_err());
+    assert!(
+        err.contains(r"m.traj.json:1: field `instance_id`: \ud83d is a lone surrogate escape (half of a UTF-16 pair)"),
+        "{err}"
+    );
+    let row = |id: &str| {
+        format!(
+            "{{\"instance_id\": \"{id}\", \"model_name\": \"m\", \"target\": true, \"trajectory\": [\
+             {{\"role\": \"system\", \"system_prompt\": \"s\"}}, {{\"role\": \"ai\", \"text\": \"t\"}}]}}"
+        )
+    };
+    let nebius = write(&d, "n.json", &format!("[\n{},\n{}\n]\n", row("o__r-1"), row(r"o__r-1\udc00")));
+    let err = format!("{:#}", sphragis::sft::store::load_trajectories(&conn, &nebius, None).unwrap_err());
+    assert!(err.contains(r"n.json:3: field `[1].instance_id`: \udc00 is a lone surrogate escape"), "{err}");
+    assert_eq!(count(&conn, "select count(*) from sft_trajectories"), 0);
+    let fine = write(&d, "f.traj.json", &mini(r"ok \ud83d", ""));
+    sphragis::sft::store::load_trajectories(&conn, &fine, None).unwrap();
+    assert_eq!(count(&conn, "select count(*) from sft_trajectories"), 1);
+}
+
 /// The review JSON-lines loaders parse on several threads too
 /// (`ingest::parallel::parse_lines`): the anomalies their threads accept are recorded on
 /// the load (line 3 and line 700 of 800, in different chunks of 256 lines).

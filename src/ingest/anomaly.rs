@@ -431,6 +431,20 @@ pub fn non_finite_at(anomalies: &[Anomaly], document: usize, path: &str, expecte
     })
 }
 
+/// The lone surrogate escape at field `path` of top-level value `document`, if any.
+pub fn lone_surrogate_at<'a>(anomalies: &'a [Anomaly], document: usize, path: &str) -> Option<&'a Anomaly> {
+    anomalies.iter().find(|a| a.document == document && a.path == path && a.kind == AnomalyKind::LoneSurrogate)
+}
+
+/// Why a lone surrogate escape (`detail`, e.g. `\ud83d`) is refused in an id: stored as
+/// U+FFFD, two ids that differ only there would be one.
+pub fn surrogate_in_id(detail: &str) -> String {
+    format!(
+        "{detail} is a lone surrogate escape (half of a UTF-16 pair): an id must be exact text, and stored as \
+         U+FFFD two ids that differ only there would be one"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,11 +262,7 @@ pub fn parse_json_ids<T: serde::de::DeserializeOwned>(
             path,
             Some(line + a.line - 1),
             Some(&a.path),
-            format!(
-                "{} is a lone surrogate escape (half of a UTF-16 pair): an id must be exact text, and stored as \
-                 U+FFFD two ids that differ only there would be one",
-                a.detail
-            ),
+            super::anomaly::surrogate_in_id(&a.detail),
         ));
     }
     let value = parse_tracked(path, line, &scanned.text).map_err(|mut err| {
@@ -377,6 +373,38 @@ impl<'de> serde::Deserialize<'de> for TextOrNumber {
             }
         }
         deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// A JSON object read as `(key, value)` pairs in file order, refusing a repeated key
+/// ("the key "k" is repeated"): serde_json's maps keep the last of repeated keys and drop
+/// the others without a word (a Gerrit comments response listing one file twice would
+/// lose the first list's comments).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UniqueMap<V>(pub Vec<(String, V)>);
+
+impl<'de, V: serde::Deserialize<'de>> serde::Deserialize<'de> for UniqueMap<V> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor<V>(std::marker::PhantomData<V>);
+        impl<'de, V: serde::Deserialize<'de>> serde::de::Visitor<'de> for Visitor<V> {
+            type Value = UniqueMap<V>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueMap<V>, A::Error> {
+                let mut seen = std::collections::HashSet::new();
+                let mut pairs = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if !seen.insert(key.clone()) {
+                        return Err(serde::de::Error::custom(format!("the key {key:?} is repeated")));
+                    }
+                    let value = map.next_value::<V>()?;
+                    pairs.push((key, value));
+                }
+                Ok(UniqueMap(pairs))
+            }
+        }
+        deserializer.deserialize_map(Visitor(std::marker::PhantomData))
     }
 }
 

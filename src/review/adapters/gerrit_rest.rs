@@ -267,7 +267,9 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
 }
 
 fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink<'_>) -> anyhow::Result<u64> {
-    let files: BTreeMap<String, Vec<CommentInfo>> = json::parse_json(path, first_line, body)?;
+    // a path listed twice is refused (a map would keep the second list and drop the first)
+    let files: json::UniqueMap<Vec<CommentInfo>> = json::parse_json(path, first_line, body)?;
+    let files: BTreeMap<String, Vec<CommentInfo>> = files.0.into_iter().collect();
     let change = change_from_file_name(path).ok_or_else(|| {
         InputError::at(
             path,
@@ -465,6 +467,10 @@ mod tests {
             ),
             "{err}"
         );
+        // the same path listed twice: refused, not the first list dropped
+        let twice = COMMENTS.replace("\n  ]\n}", "\n  ],\n  \"src/a.py\": []\n}");
+        let err = run("4711-comments.json", &twice, Some("gh")).unwrap_err();
+        assert!(err.contains(r#"4711-comments.json:11: the key "src/a.py" is repeated"#), "{err}");
         let same_file = COMMENTS.replace(r#"{"id": "c3""#, r#"{"id": "c1""#);
         let err = run("4711-comments.json", &same_file, Some("gh")).unwrap_err();
         assert!(err.contains("field `src/a.py[2].id`: \"c1\" repeats src/a.py[0]"), "{err}");

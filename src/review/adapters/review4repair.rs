@@ -11,9 +11,10 @@
 //! reviewer's revision deletes the commented lines), becomes the empty target `""`. Accepts the original JSON array and JSONL (one row per line, as the
 //! benchmark's replicated file).
 
-use super::{Sink, parse_json, timestamp_field};
+use super::{Sink, timestamp_field};
 use crate::ingest::InputError;
 use crate::ingest::json;
+use crate::ingest::json::parse_json_ids;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
 use std::io::BufRead;
@@ -41,6 +42,11 @@ struct Row {
     project_name: String,
     base_patch_number: i32,
 }
+
+/// The fields an example's ids are made of (`example_id` and its comment's id =
+/// `comment_id`, `org` and `project` from `project_name`): a lone surrogate escape in
+/// them is refused ([`crate::ingest::json::parse_json_ids`]).
+const ID_FIELDS: &[&str] = &["comment_id", "project_name"];
 
 /// Reads a JSON array or JSONL file and hands each example to `sink`.
 ///
@@ -73,7 +79,7 @@ pub fn read(
             let count = rows.len() as u64;
             for (i, (line, raw)) in rows.into_iter().enumerate() {
                 let line = line + blank_lines;
-                let row: Row = parse_json(path, line, raw.get()).map_err(|mut e| {
+                let row: Row = parse_json_ids(path, line, raw.get(), ID_FIELDS).map_err(|mut e| {
                     e.field = Some(match e.field.take() {
                         Some(f) => format!("[{i}].{f}"),
                         None => format!("[{i}]"),
@@ -90,7 +96,7 @@ pub fn read(
             &mut reader,
             blank_lines + 1,
             super::CHUNKING,
-            |line, text| Ok(convert(path, org, line, "", line as i64, parse_json(path, line, text)?)?),
+            |line, text| Ok(convert(path, org, line, "", line as i64, parse_json_ids(path, line, text, ID_FIELDS)?)?),
             sink,
         ),
     }
@@ -201,6 +207,23 @@ mod tests {
         assert!(err.contains("r.json:1: field `code_snippet`: no <|startfocus|>"), "{err}");
         assert!(run("  \n").unwrap_err().contains("file is empty"));
         assert!(run("[]").unwrap_err().contains("holds no rows"));
+    }
+
+    #[test]
+    fn lone_surrogate_in_a_review4repair_id_is_refused() {
+        // `comment_id` is the example's id, `project_name` its org and project: two rows
+        // whose ids differ only in a lone surrogate would have been one example
+        let high = ROW.replace("0153d955_343a7abc", r"0153d955\ud83d");
+        let low = ROW.replace("0153d955_343a7abc", r"0153d955\udc00");
+        let err = run(&format!("[{ROW},\n{high},\n{low}]")).unwrap_err();
+        assert!(err.contains(r"r.json:2: field `[1].comment_id`: \ud83d is a lone surrogate escape"), "{err}");
+        let err = run(&format!("{ROW}\n{low}\n")).unwrap_err();
+        assert!(err.contains(r"r.json:2: field `comment_id`: \udc00 is a lone surrogate escape"), "{err}");
+        let err = run(&ROW.replace(r#""project_name":"android_""#, r#""project_name":"and\ud83droid_""#)).unwrap_err();
+        assert!(err.contains(r"r.json:1: field `project_name`: \ud83d is a lone surrogate escape"), "{err}");
+        // in the message it is accepted (stored as U+FFFD and recorded by the load)
+        let fine = run(&ROW.replace("use the constant", r"use the constant \ud83d")).unwrap();
+        assert_eq!(fine[0].comments[0].message, "use the constant \u{fffd}");
     }
 
     #[test]

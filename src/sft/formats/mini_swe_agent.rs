@@ -129,6 +129,7 @@ impl Extra {
 
 impl TrajectoryFormat for MiniSweAgent {
     const CONTAINER: Container = Container::Object;
+    const ID_FIELDS: &'static [&'static str] = &["instance_id"];
 
     /// A `trajectory_format` of [`MINI_SWE_AGENT_FORMATS`], or none.
     fn precheck(record: &Record) -> Result<()> {

@@ -94,6 +94,22 @@ impl Record<'_> {
         })
     }
 
+    /// The error for a lone surrogate escape in one of the id fields `ids` of this record
+    /// (`instance_id`): stored as U+FFFD, two ids that differ only there would be one.
+    pub fn surrogate_in_ids(&self, ids: &[&str]) -> Result<()> {
+        for id in ids {
+            let (document, full) = match self.container {
+                Container::Object => (0, id.to_string()),
+                Container::Array => (0, anomaly::join_field(&format!("[{}]", self.index), id)),
+                Container::Lines => (self.index, id.to_string()),
+            };
+            if let Some(a) = anomaly::lone_surrogate_at(self.anomalies, document, &full) {
+                return Err(self.loc.line(a.line).err(id, anomaly::surrogate_in_id(&a.detail)));
+            }
+        }
+        Ok(())
+    }
+
     /// The file name without its extension (`a.b.jsonl` → `a.b`), for ids of formats
     /// that name none.
     pub fn file_stem(&self) -> String {
@@ -110,6 +126,10 @@ pub trait TrajectoryFormat: DeserializeOwned {
     /// Whether the format reads a file laid out as `container` whose first record is
     /// `first` (a JSON object for the formats here).
     fn detect(container: Container, first: &Value) -> bool;
+    /// The record's fields that name what it is (`instance_id`), where a lone surrogate
+    /// escape is refused ([`Record::surrogate_in_ids`]); by default none (an id made from
+    /// the file name).
+    const ID_FIELDS: &'static [&'static str] = &[];
     /// What must hold of a record before its fields are read (mini-swe-agent: a
     /// `trajectory_format` it knows); by default nothing. Errors as [`Record::deserialize`].
     fn precheck(_record: &Record) -> Result<()> {
@@ -151,6 +171,7 @@ impl Format {
 
 fn read_record<F: TrajectoryFormat>(record: &Record) -> Result<Trajectory> {
     F::precheck(record)?;
+    record.surrogate_in_ids(F::ID_FIELDS)?;
     record.deserialize::<F>()?.convert(record)
 }
 

@@ -52,6 +52,7 @@ pub struct Nebius {
 
 impl TrajectoryFormat for Nebius {
     const CONTAINER: Container = Container::Array;
+    const ID_FIELDS: &'static [&'static str] = &["instance_id"];
 
     fn convert(self, _record: &Record) -> Result<Trajectory> {
         let messages = self.trajectory.into_iter().enumerate().map(|(i, Object(step))| {
