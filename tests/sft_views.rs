@@ -239,6 +239,36 @@ fn the_reference_views_load_and_keep_the_contract() {
     );
 }
 
+/// The error names the first offending position of the line, whatever is wrong there: a
+/// value that does not fit before a fraction (the fraction used to be named, found first
+/// because a misfit was only noted and reported after the line was read), and a mask
+/// value before a later token id.
+#[test]
+fn first_offending_position_of_an_array_is_named_whatever_its_kind() {
+    let dir = std::env::temp_dir().join(format!("sphragis-views-first-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = ViewOptions { pool: Some("P".into()), ..ViewOptions::default() };
+    for (fields, said) in [
+        (r#""input_ids":[1,3000000000,2.5],"loss_mask":[0,1,1]"#, "field `input_ids[1]`: 3000000000 does not fit"),
+        (r#""input_ids":[5,7,2147483648,1.5],"loss_mask":[0,1,1,1]"#, "field `input_ids[2]`: 2147483648 does not fit"),
+        (r#""input_ids":[5,"x",2147483648],"loss_mask":[0,1,1]"#, "field `input_ids[1]`: invalid type: string \"x\""),
+        (
+            r#""loss_mask":[0,300],"input_ids":[1,3000000000]"#,
+            "field `loss_mask[1]`: mask value 300 is outside -128..127",
+        ),
+        (
+            r#""input_ids":[1,18446744073709551616,2.5],"loss_mask":[0,1,1]"#,
+            "field `input_ids[1]`: a value beyond 64 bits does not fit",
+        ),
+    ] {
+        let path = dir.join("first.jsonl");
+        std::fs::write(&path, format!("{{\"instance_id\":\"x\",{fields}}}\n")).unwrap();
+        let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains(&format!("first.jsonl:1: {said}")), "{fields}: {err}");
+    }
+}
+
 #[test]
 fn values_beyond_32_bits_repeated_ids_and_negative_ids() {
     let dir = std::env::temp_dir().join(format!("sphragis-views-{}", std::process::id()));

@@ -84,22 +84,22 @@ struct RawLedger {
 }
 
 /// A JSON array of integers stored narrow (`i32` token ids, `i8` mask values), read
-/// without a 64-bit copy: each value is parsed as an integer and pushed as `T`, and the
-/// first that does not fit `T` is kept, with its index, for the loader's error in the
-/// field's terms.
+/// without a 64-bit copy: each value is parsed as an integer and pushed as `T`. The first
+/// value that is not an integer or does not fit `T` stops the parse there, so the error
+/// names the first offending position of the line (`input_ids[1]`), in the field's
+/// terms ([`NarrowInt::misfit`]).
 #[derive(Debug, Default)]
 struct Narrow<T> {
     values: Vec<T>,
-    /// `(index, value)` of the first value that does not fit `T` (stored as 0); the value
-    /// is `None` beyond 64 bits, where serde_json keeps no exact value.
-    misfit: Option<(usize, Option<i128>)>,
 }
 
 /// An integer type an id or mask array is stored as, with the thread's reusable buffer for
 /// the array being read: reading a long array costs one allocation of its exact size
 /// instead of a chain of doublings.
-trait NarrowInt: TryFrom<i64> + Default + Copy + 'static {
+trait NarrowInt: TryFrom<i64> + Copy + 'static {
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
+    /// Why `value` cannot be stored (`None`: beyond 64 bits, read by serde_json as a float).
+    fn misfit(value: Option<i128>) -> String;
 }
 
 thread_local! {
@@ -111,29 +111,27 @@ impl NarrowInt for i32 {
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<i32>) -> R) -> R {
         SCRATCH_I32.with(|s| f(&mut s.borrow_mut()))
     }
+    fn misfit(value: Option<i128>) -> String {
+        let value = value.map_or("a value beyond 64 bits".to_string(), |v| v.to_string());
+        format!("{value} does not fit a 32-bit integer")
+    }
 }
 
 impl NarrowInt for i8 {
     fn with_scratch<R>(f: impl FnOnce(&mut Vec<i8>) -> R) -> R {
         SCRATCH_I8.with(|s| f(&mut s.borrow_mut()))
     }
-}
-
-/// Reads one integer of an id or mask array straight into the array being built: within
-/// 64 bits as `T` when it fits; otherwise 0 in its place and, for the first such value,
-/// `(index, value)` in `misfit` (`None` beyond 64 bits, read by serde_json as a float).
-/// A fraction is refused as a type error.
-struct Push<'a, T> {
-    values: &'a mut Vec<T>,
-    misfit: &'a mut Option<(usize, Option<i128>)>,
-}
-
-impl<T: NarrowInt> Push<'_, T> {
-    fn misfit(self, value: Option<i128>) {
-        self.misfit.get_or_insert((self.values.len(), value));
-        self.values.push(T::default());
+    fn misfit(value: Option<i128>) -> String {
+        // 0/1 and the usual mistakes (-100, 2) fit and are kept for the contract to report
+        let value = value.map_or("beyond 64 bits".to_string(), |v| v.to_string());
+        format!("mask value {value} is outside -128..127")
     }
 }
+
+/// Reads one integer of an id or mask array straight into the array being built as `T`;
+/// a value that does not fit is an error in the field's terms ([`NarrowInt::misfit`]), a
+/// fraction or any other JSON value a type error (serde's wording).
+struct Push<'a, T>(&'a mut Vec<T>);
 
 impl<'de, T: NarrowInt> serde::de::DeserializeSeed<'de> for Push<'_, T> {
     type Value = ();
@@ -148,26 +146,20 @@ impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Push<'_, T> {
         f.write_str("i64")
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
-        match T::try_from(v) {
-            Ok(t) => self.values.push(t),
-            Err(_) => self.misfit(Some(i128::from(v))),
-        }
+        let t = T::try_from(v).map_err(|_| E::custom(T::misfit(Some(i128::from(v)))))?;
+        self.0.push(t);
         Ok(())
     }
     fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
         match i64::try_from(v) {
             Ok(v) => self.visit_i64(v),
-            Err(_) => {
-                self.misfit(Some(i128::from(v)));
-                Ok(())
-            }
+            Err(_) => Err(E::custom(T::misfit(Some(i128::from(v))))),
         }
     }
     fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
-        // an integer beyond 64 bits comes as a float; a fraction is refused as before
+        // an integer beyond 64 bits comes as a float; a fraction is refused as a type error
         if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
-            self.misfit(None);
-            Ok(())
+            Err(E::custom(T::misfit(None)))
         } else {
             Err(E::invalid_type(serde::de::Unexpected::Float(v), &self))
         }
@@ -185,9 +177,8 @@ impl<'de, T: NarrowInt> Deserialize<'de> for Narrow<T> {
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Narrow<T>, A::Error> {
                 T::with_scratch(|scratch| {
                     scratch.clear();
-                    let mut misfit = None;
-                    while seq.next_element_seed(Push { values: &mut *scratch, misfit: &mut misfit })?.is_some() {}
-                    Ok(Narrow { values: scratch.as_slice().to_vec(), misfit })
+                    while seq.next_element_seed(Push(&mut *scratch))?.is_some() {}
+                    Ok(Narrow { values: scratch.as_slice().to_vec() })
                 })
             }
         }
@@ -304,20 +295,8 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
             None => Ok(()),
         }
     };
-    if let Some((i, v)) = raw.input_ids.misfit {
-        let v = v.map_or("a value beyond 64 bits".to_string(), |v| v.to_string());
-        return Err(err(&format!("input_ids[{i}]"), format!("{v} does not fit a 32-bit integer")));
-    }
     if let Some(values) = &raw.keep_msgs {
         fits("keep_msgs", values)?;
-    }
-    // Mask values are stored in one byte: 0/1 and the usual mistakes (-100, 2) fit and
-    // are kept for the contract to report; anything else is refused.
-    for (field, values) in [("loss_mask", &raw.loss_mask), ("assistant_masks", &raw.assistant_masks)] {
-        if let Some((i, v)) = values.as_ref().and_then(|m| m.misfit) {
-            let v = v.map_or("beyond 64 bits".to_string(), |v| v.to_string());
-            return Err(err(&format!("{field}[{i}]"), format!("mask value {v} is outside -128..127")));
-        }
     }
     if let Some(spans) = &raw.message_spans {
         for (i, s) in spans.iter().enumerate() {
