@@ -257,6 +257,11 @@ fn first_offending_position_of_an_array_is_named_whatever_its_kind() {
             r#""loss_mask":[0,300],"input_ids":[1,3000000000]"#,
             "field `loss_mask[1]`: mask value 300 is outside -128..127",
         ),
+        // a span is named by its field, not by its place among index, start and end
+        (
+            r#""input_ids":[1,2],"loss_mask":[0,1],"span_end":"exclusive","message_spans":[{"index":0,"role":"user","start":0,"end":2147483648}]"#,
+            "field `message_spans[0].end`: 2147483648 does not fit a 32-bit integer",
+        ),
         (
             r#""input_ids":[1,18446744073709551616,2.5],"loss_mask":[0,1,1]"#,
             "field `input_ids[1]`: a value beyond 64 bits does not fit",

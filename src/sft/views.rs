@@ -300,7 +300,12 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     }
     if let Some(spans) = &raw.message_spans {
         for (i, s) in spans.iter().enumerate() {
-            fits(&format!("message_spans[{i}]"), &[s.index, s.start, s.end])?;
+            for (name, v) in [("index", s.index), ("start", s.start), ("end", s.end)] {
+                if i32::try_from(v).is_err() {
+                    let field = format!("message_spans[{i}].{name}");
+                    return Err(err(&field, format!("{v} does not fit a 32-bit integer")));
+                }
+            }
         }
     }
     let n = raw.input_ids.values.len();
