@@ -252,6 +252,7 @@ fn lone_surrogate_in_an_id_is_refused_so_two_ids_never_merge() {
         (r#""view_id": "t\ud83d", "instance_id": "o__r-1""#, "view_id", r"\ud83d"),
         (r#""instance_id": "o__r-1\ud83e""#, "instance_id", r"\ud83e"),
         (r#""instance_id": "o__r-1", "pool": "\udc00B""#, "pool", r"\udc00"),
+        (r#""instance_id": "o__r-1", "family": "o__r\ud83d""#, "family", r"\ud83d"),
     ] {
         let text = view(r#""instance_id": "o__r-2""#) + &view(fields);
         let p = write(&d, "ids.jsonl", &text);
@@ -319,6 +320,11 @@ fn lone_surrogate_in_a_trajectory_instance_id_is_refused() {
     let nebius = write(&d, "n.json", &format!("[\n{},\n{}\n]\n", row("o__r-1"), row(r"o__r-1\udc00")));
     let err = format!("{:#}", sphragis::sft::store::load_trajectories(&conn, &nebius, None).unwrap_err());
     assert!(err.contains(r"n.json:3: field `[1].instance_id`: \udc00 is a lone surrogate escape"), "{err}");
+    // the repository a row names is the family the isolation checks group by
+    let with_repo = row("o__r-2").replacen("\"model_name\"", "\"repo\": \"o/r\\ud83d\", \"model_name\"", 1);
+    let nebius = write(&d, "r.json", &format!("[\n{}\n]\n", with_repo));
+    let err = format!("{:#}", sphragis::sft::store::load_trajectories(&conn, &nebius, None).unwrap_err());
+    assert!(err.contains(r"r.json:2: field `[0].repo`: \ud83d is a lone surrogate escape"), "{err}");
     assert_eq!(count(&conn, "select count(*) from sft_trajectories"), 0);
     let fine = write(&d, "f.traj.json", &mini(r"ok \ud83d", ""));
     sphragis::sft::store::load_trajectories(&conn, &fine, None).unwrap();

@@ -257,6 +257,24 @@ fn first_offending_position_of_an_array_is_named_whatever_its_kind() {
             r#""loss_mask":[0,300],"input_ids":[1,3000000000]"#,
             "field `loss_mask[1]`: mask value 300 is outside -128..127",
         ),
+        // labels and keep_msgs are read as 32-bit values too, where they stand in the line
+        (
+            r#""input_ids":[1,2,3],"labels":[-100,2,4294967296]"#,
+            "field `labels[2]`: 4294967296 does not fit a 32-bit integer",
+        ),
+        (
+            r#""labels":[-100,18446744073709551616,3],"input_ids":[1,2,3]"#,
+            "field `labels[1]`: a value beyond 64 bits does not fit a 32-bit integer",
+        ),
+        (r#""labels":[-100,4294967296,3],"input_ids":[1,2,"x"]"#, "field `labels[1]`: 4294967296 does not fit"),
+        (
+            r#""keep_msgs":[99999999999],"input_ids":[1,2,"x"],"loss_mask":[0,1,1]"#,
+            "field `keep_msgs[0]`: 99999999999 does not fit a 32-bit integer",
+        ),
+        (
+            r#""input_ids":[1,true],"loss_mask":[0,1]"#,
+            "field `input_ids[1]`: invalid type: boolean `true`, expected an integer",
+        ),
         // a span is named by its field, not by its place among index, start and end
         (
             r#""input_ids":[1,2],"loss_mask":[0,1],"span_end":"exclusive","message_spans":[{"index":0,"role":"user","start":0,"end":2147483648}]"#,
@@ -301,7 +319,7 @@ fn values_beyond_32_bits_repeated_ids_and_negative_ids() {
     }
     let fraction = write("fraction.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2.5],\"loss_mask\":[0,1]}\n");
     let err = load(&conn, &fraction, &options, &mut |_| {}).unwrap_err().to_string();
-    assert!(err.contains("field `input_ids[1]`: invalid type: floating point `2.5`, expected i64"), "{err}");
+    assert!(err.contains("field `input_ids[1]`: invalid type: floating point `2.5`, expected an integer"), "{err}");
     let wide = write("wide.jsonl", "{\"instance_id\":\"x\",\"input_ids\":[1,2],\"loss_mask\":[0,300]}\n");
     let err = load(&conn, &wide, &options, &mut |_| {}).unwrap_err().to_string();
     assert!(err.contains("wide.jsonl:1: field `loss_mask[1]`: mask value 300 is outside -128..127"), "{err}");

@@ -437,11 +437,11 @@ pub fn lone_surrogate_at<'a>(anomalies: &'a [Anomaly], document: usize, path: &s
 }
 
 /// Why a lone surrogate escape (`detail`, e.g. `\ud83d`) is refused in an id: stored as
-/// U+FFFD, two ids that differ only there would be one.
+/// U+FFFD, two ids that differ only there would merge.
 pub fn surrogate_in_id(detail: &str) -> String {
     format!(
-        "{detail} is a lone surrogate escape (half of a UTF-16 pair): an id must be exact text, and stored as \
-         U+FFFD two ids that differ only there would be one"
+        "{detail} is a lone surrogate escape (half of a UTF-16 pair): an id must be exact text; stored as U+FFFD, \
+         two ids that differ only there would merge (the producer likely cut a string inside an emoji)"
     )
 }
 

@@ -143,7 +143,7 @@ impl<'de, T: NarrowInt> serde::de::DeserializeSeed<'de> for Push<'_, T> {
 impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Push<'_, T> {
     type Value = ();
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("i64")
+        f.write_str("an integer")
     }
     fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
         let t = T::try_from(v).map_err(|_| E::custom(T::misfit(Some(i128::from(v)))))?;
@@ -186,9 +186,10 @@ impl<'de, T: NarrowInt> Deserialize<'de> for Narrow<T> {
     }
 }
 
-/// The fields that name a view, its instance and its pool: a lone surrogate escape in them
+/// The fields that name a view, its instance, its pool and its repository family (the
+/// grouping key of the isolation checks): a lone surrogate escape in them
 /// is refused ([`crate::ingest::json::parse_json_ids`]).
-const ID_FIELDS: &[&str] = &["view_id", "instance_id", "pool"];
+const ID_FIELDS: &[&str] = &["view_id", "instance_id", "pool", "family"];
 
 /// A view line. Unknown fields are allowed (producers add metadata) and kept in
 /// `origin` only when given there.
@@ -207,7 +208,7 @@ struct RawView {
     #[serde(default)]
     assistant_masks: Option<Narrow<i8>>,
     #[serde(default)]
-    labels: Option<Vec<i64>>,
+    labels: Option<Narrow<i32>>,
     #[serde(default)]
     labels_shifted: Option<bool>,
     #[serde(default)]
@@ -215,7 +216,7 @@ struct RawView {
     #[serde(default)]
     span_end: Option<String>,
     #[serde(default)]
-    keep_msgs: Option<Vec<i64>>,
+    keep_msgs: Option<Narrow<i32>>,
     #[serde(default)]
     ledger: Option<RawLedger>,
     #[serde(default)]
@@ -288,16 +289,8 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     if raw.instance_id.trim().is_empty() {
         return Err(err("instance_id", "must not be empty".into()));
     }
-    // Values are stored as 32-bit integers: refuse what would not fit rather than clamp.
-    let fits = |field: &str, values: &[i64]| -> Result<(), InputError> {
-        match values.iter().position(|v| i32::try_from(*v).is_err()) {
-            Some(i) => Err(err(&format!("{field}[{i}]"), format!("{} does not fit a 32-bit integer", values[i]))),
-            None => Ok(()),
-        }
-    };
-    if let Some(values) = &raw.keep_msgs {
-        fits("keep_msgs", values)?;
-    }
+    // Values are stored as 32-bit integers: refuse what would not fit rather than clamp
+    // (the id, mask, label and keep_msgs arrays are refused as they are read, `Narrow`).
     if let Some(spans) = &raw.message_spans {
         for (i, s) in spans.iter().enumerate() {
             for (name, v) in [("index", s.index), ("start", s.start), ("end", s.end)] {
@@ -356,6 +349,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         given.push(("assistant_masks", m.values, true));
     }
     if let Some(labels) = &raw.labels {
+        let labels: Vec<i64> = labels.values.iter().map(|v| i64::from(*v)).collect();
         // A length mismatch is kept for the contract's lengths check: the mask has
         // the labels' length.
         let mut mask = from_labels(&labels[..labels.len().min(n)], shifted)?;
@@ -443,7 +437,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         mask_source,
         span_end,
         spans,
-        keep_msgs: raw.keep_msgs,
+        keep_msgs: raw.keep_msgs.map(|k| k.values.into_iter().map(i64::from).collect()),
         claimed_tokens: ledger.n_tokens.or(raw.n_tokens),
         claimed_supervised: ledger.n_supervised.or(raw.n_supervised),
         declared_sha256: raw.source_sha256,

@@ -95,7 +95,7 @@ impl Record<'_> {
     }
 
     /// The error for a lone surrogate escape in one of the id fields `ids` of this record
-    /// (`instance_id`): stored as U+FFFD, two ids that differ only there would be one.
+    /// (`instance_id`): stored as U+FFFD, two ids that differ only there would merge.
     pub fn surrogate_in_ids(&self, ids: &[&str]) -> Result<()> {
         for id in ids {
             let (document, full) = match self.container {

@@ -52,7 +52,7 @@ pub struct Nebius {
 
 impl TrajectoryFormat for Nebius {
     const CONTAINER: Container = Container::Array;
-    const ID_FIELDS: &'static [&'static str] = &["instance_id"];
+    const ID_FIELDS: &'static [&'static str] = &["instance_id", "repo"];
 
     fn convert(self, _record: &Record) -> Result<Trajectory> {
         let messages = self.trajectory.into_iter().enumerate().map(|(i, Object(step))| {

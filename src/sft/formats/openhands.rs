@@ -34,7 +34,7 @@ pub struct OpenHands {
 
 impl TrajectoryFormat for OpenHands {
     const CONTAINER: Container = Container::Array;
-    const ID_FIELDS: &'static [&'static str] = &["instance_id"];
+    const ID_FIELDS: &'static [&'static str] = &["instance_id", "repo"];
 
     fn convert(self, record: &Record) -> Result<Trajectory> {
         let messages = chat_messages(&record.loc, "messages", self.messages)?;

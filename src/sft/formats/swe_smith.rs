@@ -41,7 +41,7 @@ pub struct SweSmith {
 
 impl TrajectoryFormat for SweSmith {
     const CONTAINER: Container = Container::Array;
-    const ID_FIELDS: &'static [&'static str] = &["instance_id"];
+    const ID_FIELDS: &'static [&'static str] = &["instance_id", "repo"];
 
     fn convert(self, _record: &Record) -> Result<Trajectory> {
         let messages = self.messages.into_iter().enumerate().map(|(i, Object(m))| {
