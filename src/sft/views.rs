@@ -296,7 +296,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
             for (name, v) in [("index", s.index), ("start", s.start), ("end", s.end)] {
                 if i32::try_from(v).is_err() {
                     let field = format!("message_spans[{i}].{name}");
-                    return Err(err(&field, format!("{v} does not fit a 32-bit integer")));
+                    return Err(err(&field, <i32 as NarrowInt>::misfit(Some(i128::from(v)))));
                 }
             }
         }
@@ -304,20 +304,20 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     let n = raw.input_ids.values.len();
     // The mask: loss_mask or assistant_masks as given; labels converted; conventions
     // given together must agree.
-    let from_labels = |labels: &[i64], shifted: bool| -> Result<Vec<i8>, InputError> {
+    let from_labels = |labels: &[i32], shifted: bool| -> Result<Vec<i8>, InputError> {
         let mut mask = vec![0; n];
-        for (i, label) in labels.iter().enumerate() {
-            if *label == IGNORE_INDEX {
+        for (i, label) in labels.iter().map(|l| i64::from(*l)).enumerate() {
+            if label == IGNORE_INDEX {
                 continue;
             }
             let target = if shifted { i + 1 } else { i };
             match raw.input_ids.values.get(target).map(|id| i64::from(*id)) {
-                Some(id) if id == *label => {
+                Some(id) if id == label => {
                     if target < n {
                         mask[target] = 1;
                     }
                 }
-                Some(_) if !shifted && raw.input_ids.values.get(i + 1).map(|id| i64::from(*id)) == Some(*label) => {
+                Some(_) if !shifted && raw.input_ids.values.get(i + 1).map(|id| i64::from(*id)) == Some(label) => {
                     return Err(err(
                         "labels",
                         format!(
@@ -348,8 +348,7 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     if let Some(m) = raw.assistant_masks {
         given.push(("assistant_masks", m.values, true));
     }
-    if let Some(labels) = &raw.labels {
-        let labels: Vec<i64> = labels.values.iter().map(|v| i64::from(*v)).collect();
+    if let Some(labels) = raw.labels.as_ref().map(|l| &l.values) {
         // A length mismatch is kept for the contract's lengths check: the mask has
         // the labels' length.
         let mut mask = from_labels(&labels[..labels.len().min(n)], shifted)?;

@@ -74,12 +74,18 @@ impl Record<'_> {
     /// held `NaN` / `Infinity` there (read as `null`); `path` is inside the record
     /// (`messages[2].loss_weight`), `expected` names the field's type ("a number field").
     pub fn non_finite(&self, path: &str, expected: &str) -> Option<String> {
-        let (document, full) = match self.container {
+        let (document, full) = self.anomaly_at(path);
+        anomaly::non_finite_at(self.anomalies, document, &full, expected)
+    }
+
+    /// Where the text's anomalies locate field `path` of this record: `(document, path)`
+    /// ([`Anomaly::document`], [`Anomaly::path`]), which depend on the container.
+    fn anomaly_at(&self, path: &str) -> (usize, String) {
+        match self.container {
             Container::Object => (0, path.to_string()),
             Container::Array => (0, anomaly::join_field(&format!("[{}]", self.index), path)),
             Container::Lines => (self.index, path.to_string()),
-        };
-        anomaly::non_finite_at(self.anomalies, document, &full, expected)
+        }
     }
 
     /// The record read as `T`, a serde struct of the fields the format uses (see
@@ -98,11 +104,7 @@ impl Record<'_> {
     /// (`instance_id`): stored as U+FFFD, two ids that differ only there would merge.
     pub fn surrogate_in_ids(&self, ids: &[&str]) -> Result<()> {
         for id in ids {
-            let (document, full) = match self.container {
-                Container::Object => (0, id.to_string()),
-                Container::Array => (0, anomaly::join_field(&format!("[{}]", self.index), id)),
-                Container::Lines => (self.index, id.to_string()),
-            };
+            let (document, full) = self.anomaly_at(id);
             if let Some(a) = anomaly::lone_surrogate_at(self.anomalies, document, &full) {
                 return Err(self.loc.line(a.line).err(id, anomaly::surrogate_in_id(&a.detail)));
             }
