@@ -377,7 +377,7 @@ impl<'de> serde::Deserialize<'de> for TextOrNumber {
 }
 
 /// A JSON object read as `(key, value)` pairs in file order, refusing a repeated key
-/// ("the key "k" is repeated"): serde_json's maps keep the last of repeated keys and drop
+/// ("the key "k" is repeated ..."; [`UniqueKeys`] reads its objects with it): serde_json's maps keep the last of repeated keys and drop
 /// the others without a word (a Gerrit comments response listing one file twice would
 /// lose the first list's comments).
 #[derive(Debug, Clone, PartialEq)]
@@ -396,7 +396,9 @@ impl<'de, V: serde::Deserialize<'de>> serde::Deserialize<'de> for UniqueMap<V> {
                 let mut pairs = Vec::new();
                 while let Some(key) = map.next_key::<String>()? {
                     if !seen.insert(key.clone()) {
-                        return Err(serde::de::Error::custom(format!("the key {key:?} is repeated")));
+                        return Err(serde::de::Error::custom(format!(
+                            "the key {key:?} is repeated (JSON readers keep one of the values and drop the other)"
+                        )));
                     }
                     let value = map.next_value::<V>()?;
                     pairs.push((key, value));
@@ -459,18 +461,11 @@ impl<'de> serde::Deserialize<'de> for UniqueKeys {
                 }
                 Ok(UniqueKeys(Value::Array(items)))
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<UniqueKeys, A::Error> {
-                let mut object = serde_json::Map::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    if object.contains_key(&key) {
-                        return Err(A::Error::custom(format!(
-                            "the key {key:?} is repeated (JSON readers keep one of the values and drop the other)"
-                        )));
-                    }
-                    let UniqueKeys(value) = map.next_value()?;
-                    object.insert(key, value);
-                }
-                Ok(UniqueKeys(Value::Object(object)))
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<UniqueKeys, A::Error> {
+                let UniqueMap(pairs) = <UniqueMap<UniqueKeys> as serde::Deserialize>::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                Ok(UniqueKeys(Value::Object(pairs.into_iter().map(|(k, UniqueKeys(v))| (k, v)).collect())))
             }
         }
         deserializer.deserialize_any(Visitor)
