@@ -377,9 +377,9 @@ impl<'de> serde::Deserialize<'de> for TextOrNumber {
 }
 
 /// A JSON object read as `(key, value)` pairs in file order, refusing a repeated key
-/// ("the key "k" is repeated ..."; [`UniqueKeys`] reads its objects with it): serde_json's maps keep the last of repeated keys and drop
-/// the others without a word (a Gerrit comments response listing one file twice would
-/// lose the first list's comments).
+/// ("the key "k" is repeated ..."): serde_json's maps keep the last of repeated keys and
+/// drop the others without a word (a Gerrit comments response listing one file twice
+/// would lose the first list's comments). [`UniqueKeys`] reads its objects with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UniqueMap<V>(pub Vec<(String, V)>);
 
