@@ -318,6 +318,130 @@ fn two_loads_at_once_one_waits_with_a_clear_message() {
     );
 }
 
+/// A checkpoint journal (`<db>.checkpoint-journal`, src/db/checkpoint.rs) whose headers
+/// are the file's, saving a range of zeros over block 0: applying it would break the file.
+fn journal_that_would_break(s: &Scratch) -> PathBuf {
+    use sha2::Digest;
+    let file = std::fs::read(s.db()).unwrap();
+    let mut text = b"sphragis checkpoint journal 1\n".to_vec();
+    text.extend_from_slice(&2u64.to_le_bytes());
+    for (offset, bytes) in [(0u64, file[..12288].to_vec()), (12288, vec![0u8; 4096])] {
+        text.extend_from_slice(&offset.to_le_bytes());
+        text.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+        text.extend_from_slice(&bytes);
+    }
+    let digest = sha2::Sha256::digest(&text);
+    text.extend_from_slice(&digest);
+    let journal = s.dir.join("t.duckdb.checkpoint-journal");
+    std::fs::write(&journal, text).unwrap();
+    journal
+}
+
+#[test]
+fn checkpoint_journal_of_a_file_another_process_holds_is_left_alone() {
+    let s = Scratch::new("journal-held");
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    s.ok(&["load", "orgs", "orgs.json"]);
+    let journal = journal_that_would_break(&s);
+    let bytes = std::fs::read(s.db()).unwrap();
+    // read through a descriptor opened before the holder: closing one opened after it would
+    // release the holder's lock (POSIX record locks belong to the process)
+    let file = std::fs::File::open(s.db()).unwrap();
+    let now = || {
+        use std::os::unix::fs::FileExt;
+        let mut now = vec![0u8; bytes.len()];
+        file.read_exact_at(&mut now, 0).unwrap();
+        now
+    };
+    {
+        // this test process holds the file, as a writer in the middle of its checkpoint would
+        let holder = duckdb::Connection::open(s.db()).unwrap();
+        for args in [&["report", "inputs"][..], &["init"]] {
+            assert_lock_message(&s.run(args), std::process::id(), &args.join(" "));
+            assert!(journal.exists(), "{args:?} applied or removed a journal another process may be writing");
+            assert!(now() == bytes, "{args:?} wrote to a file another process holds");
+        }
+        drop(holder);
+    }
+    std::fs::remove_file(&journal).unwrap();
+    s.ok(&["report", "inputs"]);
+}
+
+/// The ranges of a checkpoint journal, headers first: (offset, bytes).
+fn journal_ranges(journal: &Path) -> Vec<(u64, Vec<u8>)> {
+    let text = std::fs::read(journal).unwrap();
+    let magic = b"sphragis checkpoint journal 1\n";
+    assert!(text.starts_with(magic));
+    let number = |at: usize| u64::from_le_bytes(text[at..at + 8].try_into().unwrap());
+    let mut at = magic.len() + 8;
+    let mut ranges = Vec::new();
+    for _ in 0..number(magic.len()) {
+        let (offset, length) = (number(at), number(at + 8) as usize);
+        ranges.push((offset, text[at + 16..at + 16 + length].to_vec()));
+        at += 16 + length;
+    }
+    assert_eq!(at + 32, text.len());
+    ranges
+}
+
+/// The fault DuckDB leaves when a process is killed while a checkpoint rewrites a
+/// metadata block in place (its first pages new, the rest old: the block's checksum no
+/// longer matches and the file does not open), made by hand after a refine stopped with
+/// its closing checkpoint's journal on disk: the next command restores the block from the
+/// journal and replays the refine from the write-ahead log.
+#[test]
+fn checkpoint_torn_in_a_metadata_block_is_restored_and_the_committed_work_kept() {
+    let s = Scratch::new("torn");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join("review").join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    assert_eq!(s.value("select count(*) from corpus_versions"), "0");
+    crash_at(&s, "checkpoint:journal-written", &["refine", "--version", "v3"]);
+    let journal = s.dir.join("t.duckdb.checkpoint-journal");
+    let ranges = journal_ranges(&journal);
+    assert!(ranges.len() >= 2, "the headers and at least one metadata block with a free slot");
+    // the write cut after two pages: 8 KiB of other bytes at the start of a saved block
+    let (offset, bytes) = &ranges[1];
+    let torn: Vec<u8> = bytes[..8192].iter().map(|b| !b).collect();
+    {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new().write(true).open(s.db()).unwrap();
+        file.write_all_at(&torn, *offset).unwrap();
+    }
+    let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap();
+    let refused = duckdb::Connection::open_with_flags(s.db(), config).map(|_| ()).unwrap_err().to_string();
+    assert!(refused.contains("Corrupt database file"), "DuckDB opened a torn file: {refused}");
+    // without its journal, the damage is named (not a pending log to replay)
+    let bare = Scratch::new("torn-bare");
+    copy_database(&s, &bare);
+    std::fs::remove_file(bare.dir.join("t.duckdb.checkpoint-journal")).unwrap();
+    let out = bare.run(&["sql", "select 1"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("t.duckdb: the file is damaged"), "{said}");
+    assert!(said.contains("no checkpoint journal") && !said.contains("to replay it"), "{said}");
+    drop(bare);
+    // a reader restores the file from the journal, then sees the refine the log kept
+    let out = s.run(&["sql", "select count(*) from corpus_versions where version = 'v3'", "--format", "csv"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(said.contains("a process stopped during a checkpoint; restored"), "{said}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().nth(1), Some("1"));
+    assert!(!journal.exists());
+    s.ok(&["refine", "--version", "v4"]);
+    assert_eq!(s.value("select count(*) from corpus_versions"), "2");
+    // the replayed v3 holds what a refine of the same examples computes now
+    let verdicts = |v: &str| {
+        s.value(&format!(
+            "select count(*) || ' ' || coalesce(sum(hash(r)), 0) \
+             from (select * exclude (version) from refine_examples where version = '{v}') r"
+        ))
+    };
+    assert_ne!(verdicts("v3"), "0 0");
+    assert_eq!(verdicts("v3"), verdicts("v4"));
+}
+
 #[test]
 fn pending_wal_is_read_by_readers_and_replayed_by_writers() {
     let s = Scratch::new("wal");

@@ -62,7 +62,7 @@ fn load_run(conn: &duckdb::Connection, spec: &RunSpec, paths: &[PathBuf]) -> any
     files.iter().map(|f| load_file(conn, spec, f)).collect()
 }
 
-fn sample_db() -> duckdb::Connection {
+fn sample_db() -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let s = samples();
     load_run(&conn, &spec("base", "base-7b", None), &[s.join("base")]).unwrap();

@@ -290,7 +290,7 @@ fn runner() -> TestRunner {
 /// A database holding the unmutated sample of every other kind (each must load), so a
 /// refused load is checked against a populated file and a mutant of `kind` that is still
 /// valid is accepted rather than refused as a repeat of its own sample.
-fn database_with_other_samples(kind: InputKind, dir: &Path) -> Connection {
+fn database_with_other_samples(kind: InputKind, dir: &Path) -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     for other in InputKind::ALL.into_iter().filter(|k| *k != kind) {
         let (name, bytes) = seed(other);

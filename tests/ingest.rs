@@ -48,7 +48,7 @@ fn count(conn: &duckdb::Connection, sql: &str) -> i64 {
     conn.query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
-fn review(kind: InputKind, file: &str, content: &[u8]) -> (duckdb::Connection, sphragis::ingest::LoadedFile) {
+fn review(kind: InputKind, file: &str, content: &[u8]) -> (sphragis::db::Database, sphragis::ingest::LoadedFile) {
     let dir = temp_dir(file);
     let path = with_bom(&dir, file, content);
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();

@@ -47,7 +47,7 @@ fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
 
 /// Four examples: a three-backtick suggestion (fence-1 and fence-2), a four-backtick one
 /// with CRLF (fence-2 only), a GitLab range (fence-2 only), a plain comment.
-fn four_examples(dir: &Path) -> Connection {
+fn four_examples(dir: &Path) -> sphragis::db::Database {
     let lines = [
         example("e1", "2024-01-01T00:00:00Z", "```suggestion\nlet e1 = 1;\n```", "let e1 = 1;\n"),
         example("e2", "2024-01-02T00:00:00Z", "````suggestion\r\n```\r\nx\r\n```\r\n````", "let e2 = 2;\n"),
@@ -213,7 +213,7 @@ fn criteria_flag_a_mix_computed_on_no_suffix() {
 
 /// Loads the hand-written Gerrit REST sample (`data-samples/review/gerrit-rest/`, see its
 /// PROVENANCE.md) as org `demo` and refines it with every rule.
-fn gerrit_rest_sample(dir: &Path, bom: bool) -> Connection {
+fn gerrit_rest_sample(dir: &Path, bom: bool) -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     for name in ["changes.json", "4711-comments.json"] {
         let mut bytes = if bom { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };

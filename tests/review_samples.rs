@@ -31,7 +31,7 @@ use sphragis::review::load::load;
 use sphragis::review::refine::{RefineOptions, Rule, refine};
 use std::path::Path;
 
-fn samples() -> Connection {
+fn samples() -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
     load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();

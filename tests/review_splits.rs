@@ -13,7 +13,6 @@
 //! .yaml 0: .py and .rst tie at 1, by name .py is matched (3 and 1), .rst runner-up (1 and 2).
 //! target_in_comment: os-831000-a1's comment holds its target: a 1 of 4, b 0 of 5.
 
-use duckdb::Connection;
 use sphragis::ingest::InputKind;
 use sphragis::review::freeze::{
     FreezeOptions, VerifyError, VerifyOptions, freeze, freeze_with, verify_reproduce, verify_reproduce_with,
@@ -39,7 +38,7 @@ fn opts(version: &str) -> RefineOptions {
 }
 
 /// Loads orgs + openstack (+ labels) from `dir` copies into `db`, refines v3 and splits it.
-fn build(db: &Path, dir: &Path) -> Connection {
+fn build(db: &Path, dir: &Path) -> sphragis::db::Database {
     for f in ["orgs.json", "openstack.jsonl", "labels.jsonl"] {
         std::fs::copy(samples().join(f), dir.join(f)).unwrap();
     }

@@ -26,7 +26,7 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/audit")
 }
 
-fn audit() -> duckdb::Connection {
+fn audit() -> sphragis::db::Database {
     let d = dir();
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     for t in ["demo__env-1.traj.json", "demo__fix-2.traj.json", "broken__lint-3.traj.json", "thinking.jsonl"] {

@@ -33,7 +33,7 @@ fn line(view_id: &str, pool: &str, instance: &str, mask: [u8; 8]) -> String {
 
 /// Writes `views` (view lines) into `dir` with a pools file giving A the repair role and B
 /// the recovery role, and loads both into a new in-memory database.
-fn repair_and_recovery(dir: &Path, views: &[String]) -> duckdb::Connection {
+fn repair_and_recovery(dir: &Path, views: &[String]) -> sphragis::db::Database {
     std::fs::create_dir_all(dir).unwrap();
     std::fs::write(dir.join("views.jsonl"), views.join("\n") + "\n").unwrap();
     std::fs::write(dir.join("pools.json"), r#"{"pools": {"A": {"role": "repair"}, "B": {"role": "recovery"}}}"#)

@@ -65,7 +65,7 @@ fn row(view: &str, role: Option<&str>, segment: &str, n: [i64; 6], pattern: Opti
     (view.into(), role.map(Into::into), segment.into(), n[0], n[1], n[2], n[3], n[4], n[5], pattern.map(Into::into))
 }
 
-fn loaded() -> duckdb::Connection {
+fn loaded() -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     load(
         &conn,

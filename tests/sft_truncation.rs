@@ -28,7 +28,7 @@ fn spans(list: &[(u32, &str, u32, u32)]) -> String {
     format!("[{}]", items.join(","))
 }
 
-fn db() -> duckdb::Connection {
+fn db() -> sphragis::db::Database {
     let dir = std::env::temp_dir().join(format!("sphragis-truncation-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let long = spans(&[

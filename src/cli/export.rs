@@ -32,16 +32,18 @@ pub struct Args {
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     let ExportFormat::Parquet = args.format;
-    let conn = if args.include_sealed {
-        let conn = crate::db::open(db)?;
-        log_sealed_export(&conn, &args.out)?;
-        conn
+    let (writer, reader);
+    let conn: &duckdb::Connection = if args.include_sealed {
+        writer = crate::db::open(db)?;
+        log_sealed_export(&writer, &args.out)?;
+        &writer
     } else {
-        crate::db::open_read_only(db)?
+        reader = crate::db::open_read_only(db)?;
+        &reader
     };
     let opts = ExportOptions { out: args.out.clone(), tables: args.tables, include_sealed: args.include_sealed };
     let bar = ui.spinner(format!("exporting to {}", args.out.display()), "tables");
-    let manifest = export(&conn, &opts);
+    let manifest = export(conn, &opts);
     bar.finish_and_clear();
     let manifest = manifest?;
     if ui.quiet {

@@ -7,6 +7,7 @@
 //! it never creates or changes the file, and refuses one whose schema or views are not
 //! those of this binary.
 
+pub mod checkpoint;
 pub mod migrations;
 pub mod release;
 pub mod views;
@@ -47,7 +48,8 @@ pub fn made_by_demo(path: &Path) -> bool {
 /// (SIGABRT: no destructor runs, no transaction commits, no file is flushed or renamed),
 /// as a kill -9 would stop it there. Without the variable this is a no-op. Points:
 /// `freeze:before-commit`, `freeze:after-commit`, `export:before-manifest`,
-/// `views-build:before-rename`.
+/// `views-build:before-rename`, `checkpoint:journal-written` (the first checkpoint of the
+/// command, its journal on disk, the checkpoint not begun).
 pub fn crash_point(name: &str) {
     if std::env::var_os("SPHRAGIS_CRASH_AT").is_some_and(|v| v == name) {
         std::process::abort();
@@ -82,17 +84,24 @@ fn check_database_file(path: &Path) -> Result<()> {
 /// `:memory:`, migrated and with functions and views registered, and with any content
 /// left in a sealed window moved to the sealed companion (see `review::sealed`).
 ///
+/// Committed work reaches the file through [`checkpoint::guarded`] when the returned
+/// [`Database`] is dropped; DuckDB's own checkpoints are off on it ([`checkpoint::configure`]).
+///
 /// Errors: the file exists and is not a DuckDB database, cannot be opened (locked by
-/// another process), a migration or view was edited after it was recorded, a
-/// migration fails, or content left in a sealed window cannot be moved (its companion
-/// is missing or cannot be written).
-pub fn open(path: &Path) -> Result<Connection> {
+/// another process), a checkpoint journal beside it cannot be applied, a migration or
+/// view was edited after it was recorded, a migration fails, or content left in a sealed
+/// window cannot be moved (its companion is missing or cannot be written).
+pub fn open(path: &Path) -> Result<Database> {
     let conn = if path.as_os_str() == ":memory:" {
         Connection::open_in_memory()?
     } else {
         check_database_file(path)?;
-        Connection::open(path).map_err(|e| open_error(path, e, false))?
+        recover_checkpoint(path)?;
+        let conn = Connection::open(path).map_err(|e| open_error(path, e, false))?;
+        checkpoint::configure(&conn)?;
+        conn
     };
+    let conn = Database { conn };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
     // a load stopped after its commit but before its seal left sealed-window content here
     let moved = crate::review::sealed::seal(&conn)
@@ -110,6 +119,59 @@ pub fn open(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// A connection that writes the database file: derefs to DuckDB's [`Connection`], and
+/// when dropped checkpoints what was committed through [`checkpoint::checkpoint_main`]
+/// (a checkpoint a kill cannot tear). Should that checkpoint fail, the committed work
+/// stays in the write-ahead log, which the next open replays, and a note says so.
+pub struct Database {
+    conn: Connection,
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Database")
+    }
+}
+
+impl std::ops::Deref for Database {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Database {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+}
+
+impl Drop for Database {
+    fn drop(&mut self) {
+        if let Err(e) = checkpoint::checkpoint_main(&self.conn) {
+            eprintln!("note: the committed work stays in the write-ahead log until the next command ({e:#})");
+        }
+    }
+}
+
+/// Applies or removes a checkpoint journal left beside the database file or sealed
+/// companion at `path` ([`checkpoint::recover`]), and says on stderr when it restored blocks.
+///
+/// Errors: as [`checkpoint::recover`].
+pub fn recover_checkpoint(path: &Path) -> Result<()> {
+    if let checkpoint::Recovery::Restored(n) = checkpoint::recover(path)? {
+        eprintln!(
+            "{}: a process stopped during a checkpoint; restored {} range{} of the file from {} (the \
+             committed work is replayed from the write-ahead log)",
+            path.display(),
+            n,
+            if n == 1 { "" } else { "s" },
+            checkpoint::journal_of(path).display()
+        );
+    }
+    Ok(())
+}
+
 /// Opens an existing database read-only, with the `sph_` functions registered.
 ///
 /// Errors: the file does not exist or is not a DuckDB database, its migrations or
@@ -121,6 +183,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
         bail!("{}: no such database file (create one with `sphragis init` or `sphragis load`)", path.display());
     }
     check_database_file(path)?;
+    recover_checkpoint(path)?;
     let config = Config::default().access_mode(AccessMode::ReadOnly)?;
     let conn = Connection::open_with_flags(path, config).map_err(|e| open_error(path, e, true))?;
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
@@ -182,6 +245,15 @@ fn open_error(path: &Path, error: duckdb::Error, read_only: bool) -> anyhow::Err
                 path.display()
             )
         }
+        None if text.contains("Corrupt database file") => format!(
+            "{}: the file is damaged: a block's checksum does not match its bytes (a process stopped while \
+             rewriting it: a checkpoint by another DuckDB client, which writes without sphragis's checkpoint \
+             journal, or a disk fault); no checkpoint journal {} was beside it to restore from. Replace it with \
+             a copy, or rebuild it by loading its input files again (frozen versions check the rebuild: \
+             `verify` compares it with their manifests)",
+            path.display(),
+            checkpoint::journal_of(path).display()
+        ),
         None if read_only && wal.is_file() => format!(
             "{}: cannot open for reading; a write-ahead log {} is pending (left by a process that stopped before \
              it finished): run a writing command once, e.g. `sphragis --db {} init`, to replay it, then read again",

@@ -57,8 +57,9 @@ pub enum LoadOutcome {
 /// them to its write-ahead log at commit and again to the file when it checkpoints on
 /// close. A zero `checkpoint_threshold` makes the commit checkpoint instead, and a
 /// transaction estimated at 100 kB or more (`auto_checkpoint_skip_wal_threshold`) then
-/// skips the log. The setting is restored however the load ends (sphragis never sets it
-/// otherwise: reset is the value it had).
+/// skips the log; that checkpoint runs through [`crate::db::checkpoint::guarded`]. The
+/// setting is put back however the load ends (to the "never" of
+/// [`crate::db::checkpoint::configure`]).
 ///
 /// Errors: the file cannot be opened or read, or `load` fails; either way the database
 /// is left exactly as before.
@@ -71,7 +72,7 @@ pub fn load_file(
 ) -> Result<LoadOutcome> {
     conn.execute_batch("set checkpoint_threshold = '0b'")?;
     let outcome = load_in_transaction(conn, path, kind, options, load);
-    let reset = conn.execute_batch("reset checkpoint_threshold");
+    let reset = crate::db::checkpoint::no_automatic_checkpoint(conn);
     let outcome = outcome?;
     reset?;
     Ok(outcome)
@@ -152,7 +153,14 @@ fn load_in_transaction(
                 "insert into sph_log (command, detail) values ('load', ?)",
                 [format!("{kind} {} sha256 {} rows {}", file.path, file.sha256, file.rows)],
             )?;
-            conn.execute_batch("commit")?;
+            // the commit checkpoints (zero threshold): through the journal for a file
+            match crate::db::checkpoint::main_database(conn)? {
+                Some((name, db)) => crate::db::checkpoint::guarded(conn, &name, &db, || {
+                    conn.execute_batch("commit")?;
+                    Ok(())
+                })?,
+                None => conn.execute_batch("commit")?,
+            }
             Ok(LoadOutcome::Loaded(file))
         }
         Ok(LoadOutcome::AlreadyLoaded { earlier, path }) => {

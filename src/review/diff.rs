@@ -166,7 +166,7 @@ pub fn diff_reports_files(
 /// A scratch in-memory database holding version `a` of `this` as `this:<a>` and version
 /// `b` of `other` as `other:<b>` (corpus_versions without base version, refine_examples,
 /// refine_comments, review_splits).
-fn scratch_of(this: &Path, a: &str, other: &Path, b: &str) -> Result<Connection> {
+fn scratch_of(this: &Path, a: &str, other: &Path, b: &str) -> Result<crate::db::Database> {
     let scratch = crate::db::open(Path::new(":memory:"))?;
     for (alias, path, version, prefix) in [("sph_this", this, a, "this"), ("sph_other", other, b, "other")] {
         // the same checks a read-only open makes (schema and views are this binary's)

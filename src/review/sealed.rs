@@ -56,7 +56,10 @@ pub fn companion_path(conn: &Connection) -> Result<Option<PathBuf>> {
 }
 
 /// Attaches `companion` as [`SCHEMA`]; read-only unless `write`.
+/// A checkpoint journal left beside it is applied first ([`crate::db::recover_checkpoint`]).
 fn attach(conn: &Connection, companion: &Path, write: bool) -> Result<()> {
+    crate::db::recover_checkpoint(companion)
+        .with_context(|| format!("{}: applying its checkpoint journal", companion.display()))?;
     let literal = companion.to_string_lossy().replace('\'', "''");
     let mode = if write { "" } else { " (read_only)" };
     conn.execute_batch(&format!("attach '{literal}' as {SCHEMA}{mode}"))
@@ -148,7 +151,14 @@ pub fn seal(conn: &Connection) -> Result<u64> {
     // A fresh companion beside a file that already sealed content would split it in two.
     require_companion(conn, &companion)?;
     attach(conn, &companion, true)?;
-    let moved = move_content(conn, &companion);
+    let moved = move_content(conn, &companion).and_then(|n| {
+        // DuckDB does not checkpoint at detach on sphragis's connections: the companion's
+        // write-ahead log reaches its file here, through the journal
+        crate::db::checkpoint::guarded(conn, SCHEMA, &companion, || {
+            conn.execute_batch(&format!("checkpoint {SCHEMA}"))?;
+            Ok(n)
+        })
+    });
     let _ = conn.execute_batch("drop table if exists temp.sph_to_seal");
     detach(conn);
     Ok(moved? + blanked)

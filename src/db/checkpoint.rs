@@ -1,0 +1,379 @@
+//! Checkpoints that a stopped process cannot tear.
+//!
+//! A DuckDB checkpoint (2.0.0) writes the new metadata into free 4 KiB slots of the
+//! file's existing 256 KiB metadata blocks and writes each such block back in place
+//! (`MetadataManager::Flush`), before it writes the new database header. The header on
+//! disk until then points into those same blocks. A process killed while one of them is
+//! being written (Linux ends a buffered write at a page boundary when SIGKILL arrives;
+//! a power cut can tear it too) leaves a block whose pages are part new, part old, and
+//! whose checksum no longer matches: the file does not open ("Corrupt database file:
+//! computed checksum ... does not match stored checksum ... in block at location ...").
+//! `tests/crash.rs` found it: a few kills in a hundred during a load's commit.
+//!
+//! So sphragis turns DuckDB's own checkpoints off on the connections it writes with
+//! ([`configure`]) and runs each checkpoint through [`guarded`]: first the file's
+//! headers and every metadata block with a free slot (`pragma_metadata_info`; a block
+//! without one gets no new metadata, and new blocks are written where the header on disk
+//! points at nothing) are copied to a journal beside the file, `<file>.checkpoint-journal`,
+//! synced and then renamed into place; then the checkpoint runs; then the journal is
+//! removed. [`recover`] runs before every open of a file: a journal whose headers are still
+//! the file's (the checkpoint never wrote its header) is written back, which returns
+//! every block the header on disk points at to what it held, and DuckDB then replays its
+//! write-ahead log, which it removes only after a header is written. A journal whose
+//! headers differ from the file's belongs to a checkpoint that completed, and is removed.
+//!
+//! Layout assumed (DuckDB's single-file storage, 1.x to 2.0): three 4 KiB headers,
+//! then block `i` at byte `12288 + i × block_size`, `block_size` as
+//! `pragma_database_size()` reports it. The journal is restored only when the headers
+//! match byte for byte, and then every range it holds gets back the bytes it had: the
+//! file as its header describes it is unchanged however the ranges fall.
+
+use anyhow::{Context, Result};
+use duckdb::Connection;
+use sha2::{Digest, Sha256};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// Bytes before block 0: the main header and the two database headers.
+pub const HEADERS: u64 = 3 * 4096;
+
+const MAGIC: &[u8] = b"sphragis checkpoint journal 1\n";
+
+/// The largest `checkpoint_threshold` DuckDB accepts, so that no commit checkpoints on
+/// its own (sphragis checkpoints through [`guarded`]).
+const NO_AUTOMATIC_CHECKPOINT: &str = "1000TB";
+
+/// The journal of the file at `file`: `<file>.checkpoint-journal`.
+pub fn journal_of(file: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.checkpoint-journal", file.display()))
+}
+
+/// Turns off the checkpoints DuckDB runs by itself on `conn`'s database instance: at
+/// shutdown and detach (`disable_checkpoint_on_shutdown`) and at a commit that grows the
+/// write-ahead log past `checkpoint_threshold` (set to the largest value). Committed
+/// work stays in the write-ahead log until [`guarded`] checkpoints it.
+///
+/// Errors: DuckDB refuses a setting.
+pub fn configure(conn: &Connection) -> Result<()> {
+    conn.execute_batch("pragma disable_checkpoint_on_shutdown")?;
+    no_automatic_checkpoint(conn)
+}
+
+/// Sets `checkpoint_threshold` back to the value [`configure`] gives it.
+pub fn no_automatic_checkpoint(conn: &Connection) -> Result<()> {
+    conn.execute_batch(&format!("set checkpoint_threshold = '{NO_AUTOMATIC_CHECKPOINT}'"))?;
+    Ok(())
+}
+
+/// The name and file of the database `conn` uses by default; `None` in memory.
+pub fn main_database(conn: &Connection) -> Result<Option<(String, PathBuf)>> {
+    let (name, path): (String, Option<String>) = conn.query_row(
+        "select database_name, path from duckdb_databases() where database_name = current_database()",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(path.filter(|p| !p.is_empty() && p != ":memory:").map(|p| (name, PathBuf::from(p))))
+}
+
+/// Runs `checkpoint` (work that checkpoints `database`, attached on `conn` from
+/// `file`: a `CHECKPOINT` statement, or a commit at a zero `checkpoint_threshold`)
+/// with the blocks it may write in place saved in the journal first, and removes the
+/// journal when it returns `Ok`. On an error the journal stays; the next [`recover`]
+/// restores it or removes it.
+///
+/// Errors: the journal cannot be written or synced (nothing is checkpointed then), or
+/// `checkpoint`'s own.
+pub fn guarded<T>(conn: &Connection, database: &str, file: &Path, checkpoint: impl FnOnce() -> Result<T>) -> Result<T> {
+    let journal = journal_of(file);
+    write_journal(conn, database, file, &journal)
+        .with_context(|| format!("{}: saving the blocks a checkpoint rewrites in place", journal.display()))?;
+    super::crash_point("checkpoint:journal-written");
+    let value = checkpoint()?;
+    std::fs::remove_file(&journal).with_context(|| format!("{}: cannot remove", journal.display()))?;
+    Ok(value)
+}
+
+/// Checkpoints the database `conn` opened from a file, through [`guarded`]; nothing for
+/// an in-memory database or an empty write-ahead log.
+///
+/// Errors: as [`guarded`] (for example a transaction still open on `conn`).
+pub fn checkpoint_main(conn: &Connection) -> Result<()> {
+    let Some((name, file)) = main_database(conn)? else { return Ok(()) };
+    let wal = PathBuf::from(format!("{}.wal", file.display()));
+    if std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0 {
+        return Ok(());
+    }
+    guarded(conn, &name, &file, || Ok(conn.execute_batch(&format!("checkpoint \"{}\"", name.replace('"', "\"\"")))?))
+}
+
+/// Writes the journal: magic, the headers, then (offset, length, bytes) for each
+/// metadata block with a free slot, then the SHA-256 of all of it; synced, then renamed
+/// into place (a journal on disk is always whole).
+fn write_journal(conn: &Connection, database: &str, file: &Path, journal: &Path) -> Result<()> {
+    let block_size: i64 =
+        conn.query_row("select block_size from pragma_database_size() where database_name = ?", [database], |r| {
+            r.get(0)
+        })?;
+    let mut statement =
+        conn.prepare("select block_id from pragma_metadata_info(?) where free_blocks > 0 order by block_id")?;
+    let blocks: Vec<i64> = statement.query_map([database], |r| r.get(0))?.collect::<Result<_, _>>()?;
+    let source = kept_open(file)?;
+    let mut ranges = vec![(0u64, HEADERS)];
+    ranges.extend(blocks.iter().map(|&b| (HEADERS + b as u64 * block_size as u64, block_size as u64)));
+    let mut text = Vec::with_capacity(MAGIC.len() + ranges.iter().map(|r| r.1 as usize + 16).sum::<usize>() + 40);
+    text.extend_from_slice(MAGIC);
+    text.extend_from_slice(&(ranges.len() as u64).to_le_bytes());
+    for (offset, length) in ranges {
+        let mut bytes = vec![0u8; length as usize];
+        source
+            .read_exact_at(&mut bytes, offset)
+            .with_context(|| format!("{}: cannot read {length} bytes at {offset}", file.display()))?;
+        text.extend_from_slice(&offset.to_le_bytes());
+        text.extend_from_slice(&length.to_le_bytes());
+        text.extend_from_slice(&bytes);
+    }
+    let digest = Sha256::digest(&text);
+    text.extend_from_slice(&digest);
+    let partial = PathBuf::from(format!("{}.partial", journal.display()));
+    let mut out = File::create(&partial).with_context(|| format!("{}: cannot create", partial.display()))?;
+    out.write_all(&text)?;
+    out.sync_all()?;
+    drop(out);
+    std::fs::rename(&partial, journal)?;
+    sync_folder(journal);
+    Ok(())
+}
+
+/// The journal's ranges, checked against its digest: `(offset, bytes)`, headers first.
+fn read_journal(journal: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
+    let mut text = Vec::new();
+    File::open(journal)?.read_to_end(&mut text)?;
+    let bad = || anyhow::anyhow!("{}: not a whole checkpoint journal", journal.display());
+    if text.len() < MAGIC.len() + 8 + 32 || !text.starts_with(MAGIC) {
+        return Err(bad());
+    }
+    let (body, digest) = text.split_at(text.len() - 32);
+    if Sha256::digest(body).as_slice() != digest {
+        return Err(bad());
+    }
+    let mut at = MAGIC.len();
+    let number = |at: &mut usize| -> Result<u64> {
+        let bytes = body.get(*at..*at + 8).ok_or_else(bad)?;
+        *at += 8;
+        Ok(u64::from_le_bytes(bytes.try_into()?))
+    };
+    let count = number(&mut at)?;
+    let mut ranges = Vec::new();
+    for _ in 0..count {
+        let offset = number(&mut at)?;
+        let length = number(&mut at)? as usize;
+        let bytes = body.get(at..at + length).ok_or_else(bad)?;
+        at += length;
+        ranges.push((offset, bytes.to_vec()));
+    }
+    if ranges.first().is_none_or(|(offset, bytes)| *offset != 0 || bytes.len() as u64 != HEADERS) {
+        return Err(bad());
+    }
+    Ok(ranges)
+}
+
+/// What [`recover`] did with a journal it found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recovery {
+    /// No journal beside the file (or one another process, which has the file open, is using).
+    Nothing,
+    /// The checkpoint had written its header: the journal was removed, the file left as it is.
+    Completed,
+    /// The checkpoint stopped before its header: this many ranges (headers included) got
+    /// their bytes back.
+    Restored(usize),
+}
+
+/// Puts back what a checkpoint stopped before its header rewrote in place (see the
+/// module doc), and removes the journal. Run before DuckDB opens `file`; does nothing
+/// while another process holds DuckDB's lock on the file (its journal may be in use).
+///
+/// Errors: the journal is not whole, or the file cannot be locked, read or written.
+pub fn recover(file: &Path) -> Result<Recovery> {
+    let journal = journal_of(file);
+    let _ = std::fs::remove_file(PathBuf::from(format!("{}.partial", journal.display())));
+    if !journal.exists() || !file.is_file() {
+        return Ok(Recovery::Nothing);
+    }
+    let target = kept_open(file)
+        .with_context(|| format!("{}: cannot open to restore it from {}", file.display(), journal.display()))?;
+    if !lock_for_writing(&target)? {
+        return Ok(Recovery::Nothing);
+    }
+    let ranges = read_journal(&journal)?;
+    let mut headers = vec![0u8; HEADERS as usize];
+    target.read_exact_at(&mut headers, 0)?;
+    let outcome = if headers == ranges[0].1 {
+        for (offset, bytes) in &ranges[1..] {
+            target.write_all_at(bytes, *offset)?;
+        }
+        target.sync_all()?;
+        Recovery::Restored(ranges.len())
+    } else {
+        Recovery::Completed
+    };
+    std::fs::remove_file(&journal).with_context(|| format!("{}: cannot remove", journal.display()))?;
+    sync_folder(&journal);
+    Ok(outcome)
+}
+
+/// `file`, opened once per process (read-write where allowed) and never closed: closing
+/// any descriptor of a file releases every POSIX record lock the process holds on it,
+/// DuckDB's own included, so the journal's reads must not open and close the file
+/// beside DuckDB. Keyed by device and inode.
+fn kept_open(file: &Path) -> Result<Arc<File>> {
+    use std::os::unix::fs::MetadataExt;
+    /// (device, inode) and the descriptor kept open for it.
+    type Kept = ((u64, u64), Arc<File>);
+    static FILES: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    let meta = std::fs::metadata(file).with_context(|| format!("{}: cannot read", file.display()))?;
+    let key = (meta.dev(), meta.ino());
+    let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, open)) = files.iter().find(|(k, _)| *k == key) {
+        return Ok(open.clone());
+    }
+    let open = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(file)
+        .or_else(|_| File::open(file))
+        .with_context(|| format!("{}: cannot open", file.display()))?;
+    let open = Arc::new(open);
+    files.push((key, open.clone()));
+    Ok(open)
+}
+
+/// Takes the POSIX record lock DuckDB takes on a database file, for writing, without
+/// waiting: `false` when another process holds it. Released when `file` is closed.
+fn lock_for_writing(file: &File) -> Result<bool> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a zeroed `flock` is a valid value of this plain C struct, and `fcntl` with
+    // F_SETLK reads it and nothing else.
+    let mut lock: libc::flock = unsafe { std::mem::zeroed() };
+    lock.l_type = libc::F_WRLCK as _;
+    lock.l_whence = libc::SEEK_SET as _;
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &lock) };
+    if rc == 0 {
+        return Ok(true);
+    }
+    let error = std::io::Error::last_os_error();
+    match error.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EAGAIN) => Ok(false),
+        _ => Err(error.into()),
+    }
+}
+
+/// Syncs the folder holding `path`, so a rename or removal in it is on disk (best effort).
+fn sync_folder(path: &Path) {
+    if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty())
+        && let Ok(dir) = File::open(folder)
+    {
+        let _ = dir.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("sphragis-checkpoint-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("t.duckdb")
+    }
+
+    /// A file whose header points at metadata blocks with free slots (two checkpoints
+    /// of a table that changed), and rows 1000..1999 committed to the write-ahead log
+    /// only: what a writing command holds just before its closing checkpoint.
+    fn file_with_pending_wal(file: &Path) -> Connection {
+        let conn = Connection::open(file).unwrap();
+        configure(&conn).unwrap();
+        conn.execute_batch(
+            "create table t (i integer, s varchar); insert into t select i, 'row ' || i from range(500) r(i); \
+             checkpoint; create table u (j integer); insert into t select i, 'row ' || i from range(500, 1000) r(i); \
+             checkpoint; insert into t select i, 'row ' || i from range(1000, 2000) r(i);",
+        )
+        .unwrap();
+        conn
+    }
+
+    fn rows(file: &Path) -> (i64, i64) {
+        let conn = Connection::open(file).unwrap();
+        conn.query_row("select count(*), sum(i) from t", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
+    }
+
+    #[test]
+    fn torn_metadata_block_of_a_stopped_checkpoint_is_restored_from_the_journal() {
+        let file = scratch("torn");
+        let conn = file_with_pending_wal(&file);
+        let journal = journal_of(&file);
+        write_journal(&conn, "t", &file, &journal).unwrap();
+        drop(conn); // stopped before its checkpoint: the rows are in the write-ahead log
+        let ranges = read_journal(&journal).unwrap();
+        assert!(ranges.len() >= 2, "the journal holds the headers and at least one metadata block");
+        // a checkpoint killed mid-write: the first pages of a saved metadata block new
+        // (here: other bytes), the rest old, the headers untouched
+        let (offset, bytes) = &ranges[1];
+        let torn: Vec<u8> = bytes[..8192].iter().map(|b| b ^ 0x5a).collect();
+        let target = OpenOptions::new().write(true).open(&file).unwrap();
+        target.write_all_at(&torn, *offset).unwrap();
+        drop(target);
+        let refused = Connection::open(&file).map(|_| ()).unwrap_err().to_string();
+        assert!(refused.contains("Corrupt database file"), "{refused}");
+
+        assert_eq!(recover(&file).unwrap(), Recovery::Restored(ranges.len()));
+        assert!(!journal.exists());
+        // every committed row: 0..1999, sum 1999 * 2000 / 2
+        assert_eq!(rows(&file), (2000, 1_999_000));
+    }
+
+    #[test]
+    fn journal_of_a_completed_checkpoint_is_removed_and_the_file_left_alone() {
+        let file = scratch("completed");
+        let conn = file_with_pending_wal(&file);
+        let journal = journal_of(&file);
+        write_journal(&conn, "t", &file, &journal).unwrap();
+        conn.execute_batch("checkpoint").unwrap(); // its header written, then stopped
+        drop(conn);
+        let before = std::fs::read(&file).unwrap();
+        assert_eq!(recover(&file).unwrap(), Recovery::Completed);
+        assert!(!journal.exists());
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+        assert_eq!(rows(&file), (2000, 1_999_000));
+    }
+
+    #[test]
+    fn guarded_checkpoint_leaves_no_journal_and_no_wal() {
+        let file = scratch("guarded");
+        let conn = file_with_pending_wal(&file);
+        checkpoint_main(&conn).unwrap();
+        assert!(!journal_of(&file).exists());
+        let wal = PathBuf::from(format!("{}.wal", file.display()));
+        assert_eq!(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0), 0);
+        drop(conn);
+        assert_eq!(rows(&file), (2000, 1_999_000));
+    }
+
+    #[test]
+    fn journal_that_is_not_whole_is_refused_and_kept() {
+        let file = scratch("partial");
+        let conn = file_with_pending_wal(&file);
+        let journal = journal_of(&file);
+        write_journal(&conn, "t", &file, &journal).unwrap();
+        drop(conn);
+        let text = std::fs::read(&journal).unwrap();
+        std::fs::write(&journal, &text[..text.len() - 1]).unwrap();
+        let err = recover(&file).unwrap_err().to_string();
+        assert!(err.contains("not a whole checkpoint journal"), "{err}");
+        assert!(journal.exists());
+    }
+}
