@@ -284,6 +284,10 @@ fn output_that_is_the_database_is_refused_and_the_database_kept() {
         (s.run(&[html, &["hard.duckdb"]].concat()), "that is the file of the database"),
         (s.run(&[html, &["hard-companion"]].concat()), "that is the sealed companion of the database"),
         (s.run(&["report", "splits", "--format", "csv", "--out", "t.duckdb.wal"]), "that is the write-ahead log"),
+        (
+            s.run(&["report", "splits", "--format", "csv", "--out", "t.duckdb.checkpoint-journal"]),
+            "that is the checkpoint journal of the database",
+        ),
         (link(&[html, &["t.duckdb.sealed.duckdb"]].concat()), "that is the sealed companion of the database"),
         (
             s.run(&["report", "splits", "--format", "csv", "--out", "csv"]),

@@ -276,8 +276,8 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     }
 }
 
-/// Errors when `out` (a command's `--out`) is the database file, its write-ahead log or
-/// its sealed companion: writing there would replace the corpus (`views build --out`
+/// Errors when `out` (a command's `--out`) is the database file, its write-ahead log, its
+/// sealed companion or a checkpoint journal of either: writing there would replace the corpus (`views build --out`
 /// given the database's name replaced it with JSONL and said it wrote the views). The
 /// same file is found however it is reached: by its path after resolving symbolic links
 /// (for the database given as a link too, its target's log and companion), by name when
@@ -300,10 +300,16 @@ pub fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> 
     if let Ok(real) = db.canonicalize() {
         dbs.push(real);
     }
-    let kinds = ["the file", "the write-ahead log", "the sealed companion"];
     for db in &dbs {
-        let files = [db.clone(), crate::db::wal_path(db), crate::review::sealed::companion_of(db)];
-        for (file, kind) in files.iter().zip(kinds) {
+        let companion = crate::review::sealed::companion_of(db);
+        let files = [
+            (db.clone(), "the file"),
+            (crate::db::wal_path(db), "the write-ahead log"),
+            (crate::db::checkpoint::journal_of(db), "the checkpoint journal"),
+            (crate::db::checkpoint::journal_of(&companion), "the checkpoint journal of the sealed companion"),
+            (companion, "the sealed companion"),
+        ];
+        for (file, kind) in &files {
             let same_path = resolved(file).is_some_and(|f| f == target);
             let same_inode =
                 target_id.is_some() && std::fs::metadata(file).ok().map(|m| (m.dev(), m.ino())) == target_id;
