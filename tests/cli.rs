@@ -288,6 +288,10 @@ fn output_that_is_the_database_is_refused_and_the_database_kept() {
             s.run(&["report", "splits", "--format", "csv", "--out", "t.duckdb.checkpoint-journal"]),
             "that is the checkpoint journal of the database",
         ),
+        (
+            s.run(&["report", "splits", "--format", "csv", "--out", "t.duckdb.checkpoint-journal.partial"]),
+            "that is the checkpoint journal (being written) of the database",
+        ),
         (link(&[html, &["t.duckdb.sealed.duckdb"]].concat()), "that is the sealed companion of the database"),
         (
             s.run(&["report", "splits", "--format", "csv", "--out", "csv"]),

@@ -343,6 +343,9 @@ fn checkpoint_journal_of_a_file_another_process_holds_is_left_alone() {
     std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
     s.ok(&["load", "orgs", "orgs.json"]);
     let journal = journal_that_would_break(&s);
+    // and a journal being written by that process
+    let partial = s.dir.join("t.duckdb.checkpoint-journal.partial");
+    std::fs::write(&partial, b"sphragis checkpoint journal 1\n").unwrap();
     let bytes = std::fs::read(s.db()).unwrap();
     // read through a descriptor opened before the holder: closing one opened after it would
     // release the holder's lock (POSIX record locks belong to the process)
@@ -359,12 +362,77 @@ fn checkpoint_journal_of_a_file_another_process_holds_is_left_alone() {
         for args in [&["report", "inputs"][..], &["init"]] {
             assert_lock_message(&s.run(args), std::process::id(), &args.join(" "));
             assert!(journal.exists(), "{args:?} applied or removed a journal another process may be writing");
+            assert!(partial.exists(), "{args:?} removed the journal another process is writing");
             assert!(now() == bytes, "{args:?} wrote to a file another process holds");
         }
         drop(holder);
     }
     std::fs::remove_file(&journal).unwrap();
     s.ok(&["report", "inputs"]);
+    // once nothing holds the file, a half-written journal is a stopped process's: removed
+    assert!(!partial.exists());
+}
+
+/// A load of a file already loaded commits only its log line: to the write-ahead log,
+/// checkpointed through the journal when the command ends, never by a checkpoint at the
+/// load's zero `checkpoint_threshold` (which once ran outside the journal).
+#[test]
+fn skipped_load_checkpoints_only_through_the_journal() {
+    let s = Scratch::new("skip");
+    let labels = s.dir.join("labels.jsonl");
+    std::fs::copy(samples().join("review/labels.jsonl"), &labels).unwrap();
+    let wal = s.dir.join("t.duckdb.wal");
+    let wal_bytes = || std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+    let conn = sphragis::db::open(&s.db()).unwrap();
+    let load = |conn: &duckdb::Connection| {
+        sphragis::review::load::load(conn, sphragis::ingest::InputKind::Labels, &labels, None, &mut |_| {})
+    };
+    assert!(matches!(load(&conn).unwrap(), sphragis::ingest::LoadOutcome::Loaded(_)));
+    // the load's own commit checkpointed (through the journal): nothing left in the log
+    assert_eq!(wal_bytes(), 0);
+    assert!(matches!(load(&conn).unwrap(), sphragis::ingest::LoadOutcome::AlreadyLoaded { .. }));
+    assert!(wal_bytes() > 0, "the skip's log line was checkpointed at once, outside the journal");
+    let threshold: String = conn.query_row("select current_setting('checkpoint_threshold')", [], |r| r.get(0)).unwrap();
+    assert_ne!(threshold, "0 bytes");
+    drop(conn);
+    assert_eq!(wal_bytes(), 0);
+    assert!(!s.dir.join("t.duckdb.checkpoint-journal").exists());
+    assert_eq!(s.value("select count(*) from sph_log where command in ('load', 'load-skipped')"), "2");
+}
+
+/// `--db` given as a symbolic link: DuckDB writes beside the link's target, and so does
+/// the journal; the next command through the link finds and applies it.
+#[test]
+fn checkpoint_journal_of_a_linked_database_is_found_through_the_link() {
+    let s = Scratch::new("linked");
+    for f in ["orgs.json", "openstack.jsonl"] {
+        std::fs::copy(samples().join("review").join(f), s.dir.join(f)).unwrap();
+    }
+    s.ok(&["load", "orgs", "orgs.json"]);
+    s.ok(&["load", "examples", "openstack.jsonl"]);
+    std::fs::create_dir(s.dir.join("links")).unwrap();
+    std::os::unix::fs::symlink(s.db(), s.dir.join("links/t.duckdb")).unwrap();
+    let linked = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sphragis"));
+        c.arg("--db").arg("links/t.duckdb").args(args).current_dir(&s.dir);
+        c
+    };
+    let out =
+        linked(&["refine", "--version", "v3"]).env("SPHRAGIS_CRASH_AT", "checkpoint:journal-written").output().unwrap();
+    assert!(out.status.code().is_none(), "not stopped: {}", String::from_utf8_lossy(&out.stderr));
+    let journal = s.dir.join("t.duckdb.checkpoint-journal");
+    let ranges = journal_ranges(&journal);
+    let (offset, bytes) = &ranges[1];
+    {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::OpenOptions::new().write(true).open(s.db()).unwrap();
+        file.write_all_at(&bytes[..8192].iter().map(|b| !b).collect::<Vec<u8>>(), *offset).unwrap();
+    }
+    let out = linked(&["sql", "select count(*) from corpus_versions", "--format", "csv"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && said.contains("restored"), "{said}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().nth(1), Some("1"));
+    assert!(!journal.exists());
 }
 
 /// The ranges of a checkpoint journal, headers first: (offset, bytes).

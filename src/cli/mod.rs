@@ -302,11 +302,17 @@ pub fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> 
     }
     for db in &dbs {
         let companion = crate::review::sealed::companion_of(db);
+        let partial = |journal: PathBuf| PathBuf::from(format!("{}.partial", journal.display()));
         let files = [
             (db.clone(), "the file"),
             (crate::db::wal_path(db), "the write-ahead log"),
             (crate::db::checkpoint::journal_of(db), "the checkpoint journal"),
+            (partial(crate::db::checkpoint::journal_of(db)), "the checkpoint journal (being written)"),
             (crate::db::checkpoint::journal_of(&companion), "the checkpoint journal of the sealed companion"),
+            (
+                partial(crate::db::checkpoint::journal_of(&companion)),
+                "the checkpoint journal (being written) of the sealed companion",
+            ),
             (companion, "the sealed companion"),
         ];
         for (file, kind) in &files {

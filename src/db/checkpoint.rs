@@ -16,19 +16,25 @@
 //! without one gets no new metadata, and new blocks are written where the header on disk
 //! points at nothing) are copied to a journal beside the file, `<file>.checkpoint-journal`,
 //! synced and then renamed into place; then the checkpoint runs; then the journal is
-//! removed. [`recover`] runs before every open of a file: a journal whose headers are still
-//! the file's (the checkpoint never wrote its header) is written back, which returns
+//! removed. [`recover`] runs before every open of a file: a journal whose two database
+//! headers are still the file's (the checkpoint never wrote its header) is written back,
+//! main header included, which returns
 //! every block the header on disk points at to what it held, and DuckDB then replays its
 //! write-ahead log, which it removes only after a header is written. A journal whose
-//! headers differ from the file's belongs to a checkpoint that completed, and is removed.
+//! database headers differ from the file's belongs to a checkpoint that wrote its
+//! header: it is kept until DuckDB has opened the file ([`forget_completed`]), and
+//! applied should DuckDB refuse the file as corrupt ([`restore_after_refusal`]: that
+//! header write torn, as a power cut can leave it). `crate::db::open_journaled` runs the
+//! three around every open and attach. None of them touches a journal, or a half-written
+//! one, while another process holds DuckDB's lock on the file.
 //!
 //! Layout assumed (DuckDB's single-file storage, 1.x to 2.0): three 4 KiB headers,
 //! then block `i` at byte `12288 + i × block_size`, `block_size` as
-//! `pragma_database_size()` reports it. The journal is restored only when the headers
-//! match byte for byte, and then every range it holds gets back the bytes it had: the
-//! file as its header describes it is unchanged however the ranges fall.
+//! `pragma_database_size()` reports it. The journal is restored only when the database
+//! headers match byte for byte, and then every range it holds gets back the bytes it had:
+//! the file as its header describes it is unchanged however the ranges fall.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use sha2::{Digest, Sha256};
 use std::fs::{File, OpenOptions};
@@ -39,6 +45,9 @@ use std::sync::{Arc, Mutex};
 
 /// Bytes before block 0: the main header and the two database headers.
 pub const HEADERS: u64 = 3 * 4096;
+
+/// Bytes of the main header (magic, storage version), before the two database headers.
+const MAIN_HEADER: u64 = 4096;
 
 const MAGIC: &[u8] = b"sphragis checkpoint journal 1\n";
 
@@ -120,7 +129,7 @@ fn write_journal(conn: &Connection, database: &str, file: &Path, journal: &Path)
     let mut statement =
         conn.prepare("select block_id from pragma_metadata_info(?) where free_blocks > 0 order by block_id")?;
     let blocks: Vec<i64> = statement.query_map([database], |r| r.get(0))?.collect::<Result<_, _>>()?;
-    let source = kept_open(file)?;
+    let (source, _) = kept_open(file)?;
     let mut ranges = vec![(0u64, HEADERS)];
     ranges.extend(blocks.iter().map(|&b| (HEADERS + b as u64 * block_size as u64, block_size as u64)));
     let mut text = Vec::with_capacity(MAGIC.len() + ranges.iter().map(|r| r.1 as usize + 16).sum::<usize>() + 40);
@@ -138,11 +147,18 @@ fn write_journal(conn: &Connection, database: &str, file: &Path, journal: &Path)
     let digest = Sha256::digest(&text);
     text.extend_from_slice(&digest);
     let partial = PathBuf::from(format!("{}.partial", journal.display()));
-    let mut out = File::create(&partial).with_context(|| format!("{}: cannot create", partial.display()))?;
-    out.write_all(&text)?;
-    out.sync_all()?;
-    drop(out);
-    std::fs::rename(&partial, journal)?;
+    let written = (|| -> Result<()> {
+        let mut out = File::create(&partial).with_context(|| format!("{}: cannot create", partial.display()))?;
+        out.write_all(&text).with_context(|| format!("{}: cannot write", partial.display()))?;
+        out.sync_all().with_context(|| format!("{}: cannot sync", partial.display()))?;
+        drop(out);
+        std::fs::rename(&partial, journal).with_context(|| format!("{}: cannot rename", partial.display()))?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial); // on a full disk, give its space back
+    }
+    written?;
     sync_folder(journal);
     Ok(())
 }
@@ -150,8 +166,18 @@ fn write_journal(conn: &Connection, database: &str, file: &Path, journal: &Path)
 /// The journal's ranges, checked against its digest: `(offset, bytes)`, headers first.
 fn read_journal(journal: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
     let mut text = Vec::new();
-    File::open(journal)?.read_to_end(&mut text)?;
-    let bad = || anyhow::anyhow!("{}: not a whole checkpoint journal", journal.display());
+    File::open(journal)
+        .and_then(|mut f| f.read_to_end(&mut text))
+        .with_context(|| format!("{}: cannot read the checkpoint journal", journal.display()))?;
+    let bad = || {
+        anyhow::anyhow!(
+            "{}: not a whole checkpoint journal (its SHA-256 does not match its bytes), so it is not applied and \
+             the database file beside it is untouched; sphragis writes its journals whole, so this one was \
+             changed since. If no sphragis process is running, move it aside and run the command again (keep \
+             it if the file then does not open)",
+            journal.display()
+        )
+    };
     if text.len() < MAGIC.len() + 8 + 32 || !text.starts_with(MAGIC) {
         return Err(bad());
     }
@@ -183,72 +209,152 @@ fn read_journal(journal: &Path) -> Result<Vec<(u64, Vec<u8>)>> {
 /// What [`recover`] did with a journal it found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Recovery {
-    /// No journal beside the file (or one another process, which has the file open, is using).
+    /// No journal beside the file (or one another process, which has the file open, may
+    /// be writing).
     Nothing,
-    /// The checkpoint had written its header: the journal was removed, the file left as it is.
-    Completed,
+    /// The checkpoint had written its database header: the journal stays until DuckDB has
+    /// opened the file ([`forget_completed`]), in case that header was itself torn.
+    Kept,
     /// The checkpoint stopped before its header: this many ranges (headers included) got
-    /// their bytes back.
+    /// their bytes back, and the journal was removed.
     Restored(usize),
 }
 
-/// Puts back what a checkpoint stopped before its header rewrote in place (see the
-/// module doc), and removes the journal. Run before DuckDB opens `file`; does nothing
-/// while another process holds DuckDB's lock on the file (its journal may be in use).
-///
-/// Errors: the journal is not whole, or the file cannot be locked, read or written.
-pub fn recover(file: &Path) -> Result<Recovery> {
+/// The file DuckDB writes for `file`: symbolic links resolved (DuckDB puts its
+/// write-ahead log and sphragis its journal beside the target).
+pub fn resolved(file: &Path) -> PathBuf {
+    std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf())
+}
+
+/// The journal beside `file` (after [`resolved`]) and the file opened for restoring it,
+/// holding DuckDB's lock; `None` when there is no journal or another process holds the
+/// file (its journal may be in the making). A half-written journal (`.partial`, left by a
+/// process stopped while writing it) is removed here, under the lock.
+fn locked_journal(file: &Path) -> Result<Option<(PathBuf, Arc<File>)>> {
     let journal = journal_of(file);
-    let _ = std::fs::remove_file(PathBuf::from(format!("{}.partial", journal.display())));
-    if !journal.exists() || !file.is_file() {
-        return Ok(Recovery::Nothing);
+    let partial = PathBuf::from(format!("{}.partial", journal.display()));
+    if !(journal.exists() || partial.exists()) || !file.is_file() {
+        return Ok(None);
     }
-    let target = kept_open(file)
-        .with_context(|| format!("{}: cannot open to restore it from {}", file.display(), journal.display()))?;
-    if !lock_for_writing(&target)? {
-        return Ok(Recovery::Nothing);
+    let (target, writable) = kept_open(file)?;
+    if !writable {
+        bail!(
+            "{}: a process stopped during a checkpoint of this file and left {} to restore it from, but this \
+             user cannot write the file: run any sphragis command on it as a user who can",
+            file.display(),
+            journal.display()
+        );
     }
-    let ranges = read_journal(&journal)?;
+    if !lock_for_writing(&target).with_context(|| format!("{}: cannot lock", file.display()))? {
+        return Ok(None);
+    }
+    if partial.exists() {
+        std::fs::remove_file(&partial).with_context(|| format!("{}: cannot remove", partial.display()))?;
+    }
+    Ok(journal.exists().then_some((journal, target)))
+}
+
+/// Whether the file's two database headers (bytes 4096..12288; a checkpoint writes
+/// them last, after the main header, which it rewrites only to change the storage
+/// version) are still those the journal saved.
+fn header_unwritten(target: &File, ranges: &[(u64, Vec<u8>)]) -> Result<bool> {
     let mut headers = vec![0u8; HEADERS as usize];
     target.read_exact_at(&mut headers, 0)?;
-    let outcome = if headers == ranges[0].1 {
-        for (offset, bytes) in &ranges[1..] {
-            target.write_all_at(bytes, *offset)?;
-        }
-        target.sync_all()?;
-        Recovery::Restored(ranges.len())
-    } else {
-        Recovery::Completed
-    };
-    std::fs::remove_file(&journal).with_context(|| format!("{}: cannot remove", journal.display()))?;
-    sync_folder(&journal);
-    Ok(outcome)
+    let database_headers = MAIN_HEADER as usize..HEADERS as usize;
+    Ok(headers[database_headers.clone()] == ranges[0].1[database_headers])
+}
+
+/// Writes every range of the journal back, syncs the file, removes the journal.
+fn restore(target: &File, journal: &Path, ranges: &[(u64, Vec<u8>)]) -> Result<()> {
+    for (offset, bytes) in ranges {
+        target.write_all_at(bytes, *offset)?;
+    }
+    target.sync_all()?;
+    std::fs::remove_file(journal).with_context(|| format!("{}: cannot remove", journal.display()))?;
+    sync_folder(journal);
+    Ok(())
+}
+
+/// Puts back what a checkpoint stopped before its header rewrote in place (see the
+/// module doc). Run before DuckDB opens `file`; does nothing while another process holds
+/// DuckDB's lock on the file (its journal may be in use).
+///
+/// Errors: the journal is not whole (it is kept, the file untouched), the file cannot be
+/// written by this user, or it cannot be locked, read or written.
+pub fn recover(file: &Path) -> Result<Recovery> {
+    let file = resolved(file);
+    let Some((journal, target)) = locked_journal(&file)? else { return Ok(Recovery::Nothing) };
+    let ranges = read_journal(&journal)?;
+    if !header_unwritten(&target, &ranges)? {
+        return Ok(Recovery::Kept);
+    }
+    restore(&target, &journal, &ranges)
+        .with_context(|| format!("{}: restoring it from {}", file.display(), journal.display()))?;
+    Ok(Recovery::Restored(ranges.len()))
+}
+
+/// After DuckDB refused `file` with `refusal`: when it found a corrupt block and a
+/// journal is beside the file (a checkpoint whose database header was written but torn,
+/// as a power cut can leave a 4 KiB write), puts every range of the journal back and
+/// returns `true`: the caller opens the file again, now as it was before that
+/// checkpoint, and DuckDB replays the write-ahead log (removed only after the header is
+/// synced). `false`: nothing done.
+///
+/// Errors: as [`recover`].
+pub fn restore_after_refusal(file: &Path, refusal: &str) -> Result<bool> {
+    if !refusal.contains("Corrupt database file") {
+        return Ok(false);
+    }
+    let file = resolved(file);
+    let Some((journal, target)) = locked_journal(&file)? else { return Ok(false) };
+    let ranges = read_journal(&journal)?;
+    restore(&target, &journal, &ranges)
+        .with_context(|| format!("{}: restoring it from {}", file.display(), journal.display()))?;
+    Ok(true)
+}
+
+/// After DuckDB opened `file`: removes a journal whose checkpoint wrote its database
+/// header (that header is whole, as DuckDB read it). A journal whose header was not
+/// written is left (another process held the file when this one opened it).
+///
+/// Errors: the journal cannot be read or removed.
+pub fn forget_completed(file: &Path) -> Result<()> {
+    let file = resolved(file);
+    let journal = journal_of(&file);
+    if !journal.is_file() {
+        return Ok(());
+    }
+    let (target, _) = kept_open(&file)?;
+    let Ok(ranges) = read_journal(&journal) else { return Ok(()) };
+    if !header_unwritten(&target, &ranges)? {
+        std::fs::remove_file(&journal).with_context(|| format!("{}: cannot remove", journal.display()))?;
+    }
+    Ok(())
 }
 
 /// `file`, opened once per process (read-write where allowed) and never closed: closing
 /// any descriptor of a file releases every POSIX record lock the process holds on it,
 /// DuckDB's own included, so the journal's reads must not open and close the file
 /// beside DuckDB. Keyed by device and inode.
-fn kept_open(file: &Path) -> Result<Arc<File>> {
+/// Also returns whether the descriptor can write.
+fn kept_open(file: &Path) -> Result<(Arc<File>, bool)> {
     use std::os::unix::fs::MetadataExt;
-    /// (device, inode) and the descriptor kept open for it.
-    type Kept = ((u64, u64), Arc<File>);
+    /// (device, inode), the descriptor kept open for it, and whether it can write.
+    type Kept = ((u64, u64), Arc<File>, bool);
     static FILES: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
     let meta = std::fs::metadata(file).with_context(|| format!("{}: cannot read", file.display()))?;
     let key = (meta.dev(), meta.ino());
     let mut files = FILES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some((_, open)) = files.iter().find(|(k, _)| *k == key) {
-        return Ok(open.clone());
+    if let Some((_, open, writable)) = files.iter().find(|(k, _, _)| *k == key) {
+        return Ok((open.clone(), *writable));
     }
-    let open = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(file)
-        .or_else(|_| File::open(file))
-        .with_context(|| format!("{}: cannot open", file.display()))?;
+    let (open, writable) = match OpenOptions::new().read(true).write(true).open(file) {
+        Ok(open) => (open, true),
+        Err(_) => (File::open(file).with_context(|| format!("{}: cannot open", file.display()))?, false),
+    };
     let open = Arc::new(open);
-    files.push((key, open.clone()));
-    Ok(open)
+    files.push((key, open.clone(), writable));
+    Ok((open, writable))
 }
 
 /// Takes the POSIX record lock DuckDB takes on a database file, for writing, without
@@ -337,7 +443,28 @@ mod tests {
     }
 
     #[test]
-    fn journal_of_a_completed_checkpoint_is_removed_and_the_file_left_alone() {
+    fn checkpoint_stopped_after_rewriting_only_the_main_header_is_restored() {
+        // a checkpoint that changes the storage version rewrites the main header (bytes
+        // 0..4096) before its metadata and database header: stopped between them, the
+        // file is to be restored, main header included
+        let file = scratch("main-header");
+        let conn = file_with_pending_wal(&file);
+        let journal = journal_of(&file);
+        write_journal(&conn, "t", &file, &journal).unwrap();
+        drop(conn);
+        let ranges = read_journal(&journal).unwrap();
+        let target = OpenOptions::new().write(true).open(&file).unwrap();
+        target.write_all_at(&[0xff; 64], 64).unwrap();
+        let (offset, bytes) = &ranges[1];
+        target.write_all_at(&bytes[..4096].iter().map(|b| !b).collect::<Vec<u8>>(), *offset).unwrap();
+        drop(target);
+        assert!(Connection::open(&file).is_err());
+        assert_eq!(recover(&file).unwrap(), Recovery::Restored(ranges.len()));
+        assert_eq!(rows(&file), (2000, 1_999_000));
+    }
+
+    #[test]
+    fn journal_of_a_completed_checkpoint_is_kept_until_the_file_opens_then_removed() {
         let file = scratch("completed");
         let conn = file_with_pending_wal(&file);
         let journal = journal_of(&file);
@@ -345,9 +472,49 @@ mod tests {
         conn.execute_batch("checkpoint").unwrap(); // its header written, then stopped
         drop(conn);
         let before = std::fs::read(&file).unwrap();
-        assert_eq!(recover(&file).unwrap(), Recovery::Completed);
+        assert_eq!(recover(&file).unwrap(), Recovery::Kept);
+        assert!(journal.exists());
+        assert_eq!(std::fs::read(&file).unwrap(), before);
+        assert_eq!(rows(&file), (2000, 1_999_000));
+        forget_completed(&file).unwrap();
         assert!(!journal.exists());
         assert_eq!(std::fs::read(&file).unwrap(), before);
+    }
+
+    #[test]
+    fn torn_database_header_of_a_checkpoint_is_restored_after_duckdb_refuses_it() {
+        // a power cut while the checkpoint writes its 4 KiB database header: the header
+        // differs from the journal's (so it is not applied before the open), and DuckDB
+        // refuses the file; the write-ahead log is still there (removed after the header)
+        let file = scratch("torn-header");
+        let conn = file_with_pending_wal(&file);
+        let journal = journal_of(&file);
+        let wal = PathBuf::from(format!("{}.wal", file.display()));
+        write_journal(&conn, "t", &file, &journal).unwrap();
+        let log = std::fs::read(&wal).unwrap();
+        let before = std::fs::read(&file).unwrap();
+        conn.execute_batch("checkpoint").unwrap();
+        drop(conn);
+        // stopped at its header: the log not yet removed, and the file not yet cut short
+        // (DuckDB truncates blocks freed at its end after the header is synced)
+        std::fs::write(&wal, log).unwrap();
+        let mut after = std::fs::read(&file).unwrap();
+        if after.len() < before.len() {
+            after.extend_from_slice(&before[after.len()..]);
+            std::fs::write(&file, &after).unwrap();
+        }
+        let old = &read_journal(&journal).unwrap()[0].1;
+        let new = std::fs::read(&file).unwrap()[..HEADERS as usize].to_vec();
+        let slot = [4096usize, 8192].into_iter().find(|&at| new[at..at + 4096] != old[at..at + 4096]).unwrap();
+        // the new checksum landed, the old fields after it stayed
+        let target = OpenOptions::new().write(true).open(&file).unwrap();
+        target.write_all_at(&old[slot + 8..slot + 512], (slot + 8) as u64).unwrap();
+        drop(target);
+        assert_eq!(recover(&file).unwrap(), Recovery::Kept);
+        let refusal = Connection::open(&file).map(|_| ()).unwrap_err().to_string();
+        assert!(refusal.contains("Corrupt database file"), "{refusal}");
+        assert!(restore_after_refusal(&file, &refusal).unwrap());
+        assert!(!journal.exists());
         assert_eq!(rows(&file), (2000, 1_999_000));
     }
 
@@ -372,8 +539,10 @@ mod tests {
         drop(conn);
         let text = std::fs::read(&journal).unwrap();
         std::fs::write(&journal, &text[..text.len() - 1]).unwrap();
+        let before = std::fs::read(&file).unwrap();
         let err = recover(&file).unwrap_err().to_string();
-        assert!(err.contains("not a whole checkpoint journal"), "{err}");
+        assert!(err.contains("not a whole checkpoint journal") && err.contains("move it aside"), "{err}");
         assert!(journal.exists());
+        assert_eq!(std::fs::read(&file).unwrap(), before);
     }
 }

@@ -96,8 +96,7 @@ pub fn open(path: &Path) -> Result<Database> {
         Connection::open_in_memory()?
     } else {
         check_database_file(path)?;
-        recover_checkpoint(path)?;
-        let conn = Connection::open(path).map_err(|e| open_error(path, e, false))?;
+        let conn = open_journaled(path, || Connection::open(path))?.map_err(|e| open_error(path, e, false))?;
         checkpoint::configure(&conn)?;
         conn
     };
@@ -149,27 +148,54 @@ impl std::ops::DerefMut for Database {
 impl Drop for Database {
     fn drop(&mut self) {
         if let Err(e) = checkpoint::checkpoint_main(&self.conn) {
-            eprintln!("note: the committed work stays in the write-ahead log until the next command ({e:#})");
+            eprintln!(
+                "note: the database was not checkpointed ({e:#}); whatever was committed is kept in its write-ahead \
+                 log, which the next command replays"
+            );
         }
     }
 }
 
-/// Applies or removes a checkpoint journal left beside the database file or sealed
-/// companion at `path` ([`checkpoint::recover`]), and says on stderr when it restored blocks.
+/// Opens the database file or sealed companion at `path` with `open`, under the
+/// checkpoint journal's rules ([`checkpoint`]): a journal of a checkpoint stopped before
+/// its header is applied first; should DuckDB still refuse the file as corrupt (a header
+/// torn by a power cut), the journal is applied and `open` tried once more; once the file
+/// opened, a journal of a checkpoint that completed is removed. Says on stderr when it
+/// restored the file. Returns DuckDB's own result for the caller to word.
 ///
 /// Errors: as [`checkpoint::recover`].
-pub fn recover_checkpoint(path: &Path) -> Result<()> {
-    if let checkpoint::Recovery::Restored(n) = checkpoint::recover(path)? {
+pub fn open_journaled<T>(path: &Path, open: impl Fn() -> Result<T, duckdb::Error>) -> Result<Result<T, duckdb::Error>> {
+    let restored = |ranges: Option<usize>| {
+        let file = checkpoint::resolved(path);
+        let replay = if wal_path(&file).is_file() {
+            "DuckDB replays the committed work from its write-ahead log"
+        } else {
+            "no write-ahead log is beside it: the stopped command had committed nothing more"
+        };
         eprintln!(
-            "{}: a process stopped during a checkpoint; restored {} range{} of the file from {} (the \
-             committed work is replayed from the write-ahead log)",
-            path.display(),
-            n,
-            if n == 1 { "" } else { "s" },
-            checkpoint::journal_of(path).display()
+            "{}: a process stopped during a checkpoint; restored {} from {} ({replay})",
+            file.display(),
+            match ranges {
+                Some(n) => format!("{n} range{} of the file", if n == 1 { "" } else { "s" }),
+                None => "the file as it was before that checkpoint".to_string(),
+            },
+            checkpoint::journal_of(&file).display()
         );
+    };
+    if let checkpoint::Recovery::Restored(n) = checkpoint::recover(path)? {
+        restored(Some(n));
     }
-    Ok(())
+    let mut opened = open();
+    if let Err(e) = &opened
+        && checkpoint::restore_after_refusal(path, &e.to_string())?
+    {
+        restored(None);
+        opened = open();
+    }
+    if opened.is_ok() {
+        checkpoint::forget_completed(path)?;
+    }
+    Ok(opened)
 }
 
 /// Opens an existing database read-only, with the `sph_` functions registered.
@@ -183,9 +209,10 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
         bail!("{}: no such database file (create one with `sphragis init` or `sphragis load`)", path.display());
     }
     check_database_file(path)?;
-    recover_checkpoint(path)?;
-    let config = Config::default().access_mode(AccessMode::ReadOnly)?;
-    let conn = Connection::open_with_flags(path, config).map_err(|e| open_error(path, e, true))?;
+    let conn = open_journaled(path, || {
+        Connection::open_with_flags(path, Config::default().access_mode(AccessMode::ReadOnly)?)
+    })?
+    .map_err(|e| open_error(path, e, true))?;
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
     views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
     crate::review::sealed::refuse_unsealed(&conn, path)?;
@@ -252,7 +279,7 @@ fn open_error(path: &Path, error: duckdb::Error, read_only: bool) -> anyhow::Err
              a copy, or rebuild it by loading its input files again (frozen versions check the rebuild: \
              `verify` compares it with their manifests)",
             path.display(),
-            checkpoint::journal_of(path).display()
+            checkpoint::journal_of(&checkpoint::resolved(path)).display()
         ),
         None if read_only && wal.is_file() => format!(
             "{}: cannot open for reading; a write-ahead log {} is pending (left by a process that stopped before \

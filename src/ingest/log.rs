@@ -57,9 +57,8 @@ pub enum LoadOutcome {
 /// them to its write-ahead log at commit and again to the file when it checkpoints on
 /// close. A zero `checkpoint_threshold` makes the commit checkpoint instead, and a
 /// transaction estimated at 100 kB or more (`auto_checkpoint_skip_wal_threshold`) then
-/// skips the log; that checkpoint runs through [`crate::db::checkpoint::guarded`]. The
-/// setting is put back however the load ends (to the "never" of
-/// [`crate::db::checkpoint::configure`]).
+/// skips the log; that checkpoint runs through [`crate::db::checkpoint::guarded`], and
+/// the setting is zero only for the commit ([`commit_checkpointed`]).
 ///
 /// Errors: the file cannot be opened or read, or `load` fails; either way the database
 /// is left exactly as before.
@@ -70,12 +69,7 @@ pub fn load_file(
     options: Option<&str>,
     load: impl FnOnce(&Connection, i32, &mut Input) -> Result<i64>,
 ) -> Result<LoadOutcome> {
-    conn.execute_batch("set checkpoint_threshold = '0b'")?;
-    let outcome = load_in_transaction(conn, path, kind, options, load);
-    let reset = crate::db::checkpoint::no_automatic_checkpoint(conn);
-    let outcome = outcome?;
-    reset?;
-    Ok(outcome)
+    load_in_transaction(conn, path, kind, options, load)
 }
 
 /// [`load_file`]'s work: the transaction, the ingest log, a duplicate's skip.
@@ -153,14 +147,7 @@ fn load_in_transaction(
                 "insert into sph_log (command, detail) values ('load', ?)",
                 [format!("{kind} {} sha256 {} rows {}", file.path, file.sha256, file.rows)],
             )?;
-            // the commit checkpoints (zero threshold): through the journal for a file
-            match crate::db::checkpoint::main_database(conn)? {
-                Some((name, db)) => crate::db::checkpoint::guarded(conn, &name, &db, || {
-                    conn.execute_batch("commit")?;
-                    Ok(())
-                })?,
-                None => conn.execute_batch("commit")?,
-            }
+            commit_checkpointed(conn)?;
             Ok(LoadOutcome::Loaded(file))
         }
         Ok(LoadOutcome::AlreadyLoaded { earlier, path }) => {
@@ -173,6 +160,29 @@ fn load_in_transaction(
             Err(e)
         }
     }
+}
+
+/// Commits the load's transaction with a zero `checkpoint_threshold`, so the commit
+/// checkpoints (through [`crate::db::checkpoint::guarded`] for a file), and sets the
+/// threshold back to "never" right after: nothing else checkpoints at zero (a skipped
+/// load's log line would, without the journal). Any failure rolls the transaction back.
+fn commit_checkpointed(conn: &Connection) -> Result<()> {
+    let commit = || -> Result<()> {
+        conn.execute_batch("set checkpoint_threshold = '0b'")?;
+        let committed = conn.execute_batch("commit");
+        let reset = crate::db::checkpoint::no_automatic_checkpoint(conn);
+        committed?;
+        reset
+    };
+    let result = match crate::db::checkpoint::main_database(conn)? {
+        Some((name, db)) => crate::db::checkpoint::guarded(conn, &name, &db, commit),
+        None => commit(),
+    };
+    if result.is_err() {
+        let _ = conn.execute_batch("rollback");
+        let _ = crate::db::checkpoint::no_automatic_checkpoint(conn);
+    }
+    result
 }
 
 /// Writes the anomalies a load recorded ([`super::anomaly`]) as rows of

@@ -56,13 +56,13 @@ pub fn companion_path(conn: &Connection) -> Result<Option<PathBuf>> {
 }
 
 /// Attaches `companion` as [`SCHEMA`]; read-only unless `write`.
-/// A checkpoint journal left beside it is applied first ([`crate::db::recover_checkpoint`]).
+/// A checkpoint journal left beside it is applied as for the main file
+/// ([`crate::db::open_journaled`]).
 fn attach(conn: &Connection, companion: &Path, write: bool) -> Result<()> {
-    crate::db::recover_checkpoint(companion)
-        .with_context(|| format!("{}: applying its checkpoint journal", companion.display()))?;
     let literal = companion.to_string_lossy().replace('\'', "''");
     let mode = if write { "" } else { " (read_only)" };
-    conn.execute_batch(&format!("attach '{literal}' as {SCHEMA}{mode}"))
+    crate::db::open_journaled(companion, || conn.execute_batch(&format!("attach '{literal}' as {SCHEMA}{mode}")))
+        .with_context(|| format!("{}: applying its checkpoint journal", companion.display()))?
         .with_context(|| format!("{}: cannot attach the sealed companion database", companion.display()))
 }
 
