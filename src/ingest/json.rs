@@ -63,8 +63,9 @@ pub fn peek_container(reader: &mut impl BufRead) -> std::io::Result<(Option<Cont
 /// non-blank line (line numbers are 1-based). A final line without a newline is read
 /// too; a byte-order mark on line 1 is skipped.
 ///
-/// Errors: invalid UTF-8 (naming the line and byte column), an empty input, or what
-/// `each` returns.
+/// Errors: invalid UTF-8 (naming the line and byte column), a byte-order mark at the
+/// start of any other line (files joined with `cat`: Python refuses it), an empty input,
+/// or what `each` returns.
 pub fn for_each_line(
     path: &Path,
     reader: impl BufRead,
@@ -92,7 +93,18 @@ pub fn for_each_line_from(
         }
         total += n;
         line_no += 1;
-        let bytes = if total == n { strip_bom(&buf) } else { &buf[..] };
+        // the file's own mark (skipped by the input layer; a text given directly may hold it)
+        let bytes = if line_no == 1 { strip_bom(&buf) } else { &buf[..] };
+        if bytes.starts_with(super::read::BOM) {
+            return Err(InputError::at(
+                path,
+                Some(line_no),
+                None,
+                "a byte-order mark (U+FEFF) begins this line: only the start of a file may carry one (were files \
+                 joined with `cat`?); Python's json.loads refuses it too",
+            )
+            .into());
+        }
         let text = std::str::from_utf8(bytes).map_err(|e| {
             InputError::at(
                 path,
@@ -541,6 +553,27 @@ mod tests {
     fn line_counter_restarts_on_an_earlier_offset() {
         let mut c = LineCounter::new("a\nb\nc\n");
         assert_eq!((c.line_at(0), c.line_at(2), c.line_at(4), c.line_at(2), c.line_at(100)), (1, 2, 3, 2, 4));
+    }
+
+    #[test]
+    fn bom_at_the_start_of_a_later_line_is_refused() {
+        let lines = |text: &str, first: u64| {
+            let mut seen = Vec::new();
+            for_each_line_from(Path::new("x.jsonl"), text.as_bytes(), first, |n, t| {
+                seen.push((n, t.trim_end().to_string()));
+                Ok(())
+            })
+            .map(|_| seen)
+            .map_err(|e| e.to_string())
+        };
+        // the file's own mark, on line 1, is skipped
+        assert_eq!(lines("\u{feff}{\"a\": 1}\n", 1).unwrap(), [(1, "{\"a\": 1}".to_string())]);
+        // a second file's mark, after `cat a.jsonl b.jsonl`, is refused at its line
+        let err = lines("{\"a\": 1}\n\u{feff}{\"a\": 2}\n", 1).unwrap_err();
+        assert!(err.starts_with("x.jsonl:2:") && err.contains("byte-order mark"), "{err}");
+        // also at the first line of a chunk that starts mid-file (parallel readers)
+        let err = lines("\u{feff}{\"a\": 2}\n", 7).unwrap_err();
+        assert!(err.starts_with("x.jsonl:7:") && err.contains("byte-order mark"), "{err}");
     }
 
     #[test]
