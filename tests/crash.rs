@@ -435,6 +435,39 @@ fn checkpoint_journal_of_a_linked_database_is_found_through_the_link() {
     assert!(!journal.exists());
 }
 
+/// A new database given through a link whose target does not exist yet: DuckDB creates
+/// the target, and its write-ahead log and the journal go beside it (they once went
+/// beside the link, where no later open through the link looked: the migrations the first
+/// command committed were lost).
+#[test]
+fn new_database_through_a_dangling_link_keeps_its_log_beside_the_target() {
+    let s = Scratch::new("dangling");
+    std::fs::copy(samples().join("review/orgs.json"), s.dir.join("orgs.json")).unwrap();
+    for folder in ["real", "links"] {
+        std::fs::create_dir(s.dir.join(folder)).unwrap();
+    }
+    std::os::unix::fs::symlink("../real/n.duckdb", s.dir.join("links/n.duckdb")).unwrap();
+    let linked = |args: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_sphragis"));
+        c.arg("--db").arg("links/n.duckdb").args(args).current_dir(&s.dir);
+        c
+    };
+    // stopped at its load's commit: the migrations committed before it are in the log only
+    let out =
+        linked(&["load", "orgs", "orgs.json"]).env("SPHRAGIS_CRASH_AT", "checkpoint:journal-written").output().unwrap();
+    assert!(out.status.code().is_none(), "not stopped: {}", String::from_utf8_lossy(&out.stderr));
+    for name in ["n.duckdb.wal", "n.duckdb.checkpoint-journal"] {
+        assert!(s.dir.join("real").join(name).exists(), "{name} is not beside the target");
+        assert!(!s.dir.join("links").join(name).exists(), "{name} is beside the link");
+    }
+    let out = linked(&["sql", "select count(*) > 0 from sph_migrations", "--format", "csv"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().nth(1), Some("true"));
+    let out = linked(&["load", "orgs", "orgs.json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!s.dir.join("links/n.duckdb.wal").exists());
+}
+
 /// The ranges of a checkpoint journal, headers first: (offset, bytes).
 fn journal_ranges(journal: &Path) -> Vec<(u64, Vec<u8>)> {
     let text = std::fs::read(journal).unwrap();

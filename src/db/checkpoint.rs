@@ -222,8 +222,22 @@ pub enum Recovery {
 
 /// The file DuckDB writes for `file`: symbolic links resolved (DuckDB puts its
 /// write-ahead log and sphragis its journal beside the target).
+///
+/// A link whose target does not exist yet (a new database given through a link) is
+/// followed too: DuckDB creates the target, but would name its write-ahead log after the
+/// link, where no later open through the link looks.
 pub fn resolved(file: &Path) -> PathBuf {
-    std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf())
+    let mut file = file.to_path_buf();
+    for _ in 0..40 {
+        if let Ok(real) = std::fs::canonicalize(&file) {
+            return real;
+        }
+        match std::fs::read_link(&file) {
+            Ok(target) => file = file.parent().unwrap_or(Path::new("")).join(target),
+            Err(_) => break,
+        }
+    }
+    file
 }
 
 /// The journal beside `file` (after [`resolved`]) and the file opened for restoring it,
@@ -238,6 +252,11 @@ fn locked_journal(file: &Path) -> Result<Option<(PathBuf, Arc<File>)>> {
     }
     let (target, writable) = kept_open(file)?;
     if !writable {
+        // a user who may only read: a half-written journal is never applied, and one
+        // whose checkpoint wrote its header is not needed unless DuckDB refuses the file
+        if !journal.exists() || !header_unwritten(&target, &read_journal(&journal)?)? {
+            return Ok(None);
+        }
         bail!(
             "{}: a process stopped during a checkpoint of this file and left {} to restore it from, but this \
              user cannot write the file: run any sphragis command on it as a user who can",

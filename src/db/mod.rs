@@ -96,7 +96,9 @@ pub fn open(path: &Path) -> Result<Database> {
         Connection::open_in_memory()?
     } else {
         check_database_file(path)?;
-        let conn = open_journaled(path, || Connection::open(path))?.map_err(|e| open_error(path, e, false))?;
+        // the file itself, not a link to it (a dangling link: DuckDB would keep its log beside the link)
+        let file = checkpoint::resolved(path);
+        let conn = open_journaled(path, || Connection::open(&file))?.map_err(|e| open_error(path, e, false))?;
         checkpoint::configure(&conn)?;
         conn
     };
