@@ -39,8 +39,13 @@ impl Scratch {
     }
 
     fn command(&self, args: &[&str]) -> Command {
+        self.command_with_db(&self.db(), args)
+    }
+
+    /// `args` on the database named `db` (a path in the folder, for example through a link).
+    fn command_with_db(&self, db: &Path, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_sphragis"));
-        c.arg("--db").arg(self.db()).args(args).current_dir(&self.dir);
+        c.arg("--db").arg(db).args(args).current_dir(&self.dir);
         c
     }
 
@@ -412,22 +417,13 @@ fn checkpoint_journal_of_a_linked_database_is_found_through_the_link() {
     s.ok(&["load", "examples", "openstack.jsonl"]);
     std::fs::create_dir(s.dir.join("links")).unwrap();
     std::os::unix::fs::symlink(s.db(), s.dir.join("links/t.duckdb")).unwrap();
-    let linked = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_sphragis"));
-        c.arg("--db").arg("links/t.duckdb").args(args).current_dir(&s.dir);
-        c
-    };
+    let linked = |args: &[&str]| s.command_with_db(Path::new("links/t.duckdb"), args);
     let out =
         linked(&["refine", "--version", "v3"]).env("SPHRAGIS_CRASH_AT", "checkpoint:journal-written").output().unwrap();
     assert!(out.status.code().is_none(), "not stopped: {}", String::from_utf8_lossy(&out.stderr));
     let journal = s.dir.join("t.duckdb.checkpoint-journal");
     let ranges = journal_ranges(&journal);
-    let (offset, bytes) = &ranges[1];
-    {
-        use std::os::unix::fs::FileExt;
-        let file = std::fs::OpenOptions::new().write(true).open(s.db()).unwrap();
-        file.write_all_at(&bytes[..8192].iter().map(|b| !b).collect::<Vec<u8>>(), *offset).unwrap();
-    }
+    tear_saved_block(&s.db(), &ranges);
     let out = linked(&["sql", "select count(*) from corpus_versions", "--format", "csv"]).output().unwrap();
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success() && said.contains("restored"), "{said}");
@@ -447,11 +443,7 @@ fn new_database_through_a_dangling_link_keeps_its_log_beside_the_target() {
         std::fs::create_dir(s.dir.join(folder)).unwrap();
     }
     std::os::unix::fs::symlink("../real/n.duckdb", s.dir.join("links/n.duckdb")).unwrap();
-    let linked = |args: &[&str]| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_sphragis"));
-        c.arg("--db").arg("links/n.duckdb").args(args).current_dir(&s.dir);
-        c
-    };
+    let linked = |args: &[&str]| s.command_with_db(Path::new("links/n.duckdb"), args);
     // stopped at its load's commit: the migrations committed before it are in the log only
     let out =
         linked(&["load", "orgs", "orgs.json"]).env("SPHRAGIS_CRASH_AT", "checkpoint:journal-written").output().unwrap();
@@ -466,6 +458,15 @@ fn new_database_through_a_dangling_link_keeps_its_log_beside_the_target() {
     let out = linked(&["load", "orgs", "orgs.json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!s.dir.join("links/n.duckdb.wal").exists());
+}
+
+/// What a kill during a checkpoint's in-place write leaves: the first metadata block the
+/// journal saved gets other bytes in its first two pages, the rest as it was.
+fn tear_saved_block(db: &Path, ranges: &[(u64, Vec<u8>)]) {
+    use std::os::unix::fs::FileExt;
+    let (offset, bytes) = &ranges[1];
+    let torn: Vec<u8> = bytes[..8192].iter().map(|b| !b).collect();
+    std::fs::OpenOptions::new().write(true).open(db).unwrap().write_all_at(&torn, *offset).unwrap();
 }
 
 /// The ranges of a checkpoint journal, headers first: (offset, bytes).
@@ -503,14 +504,7 @@ fn checkpoint_torn_in_a_metadata_block_is_restored_and_the_committed_work_kept()
     let journal = s.dir.join("t.duckdb.checkpoint-journal");
     let ranges = journal_ranges(&journal);
     assert!(ranges.len() >= 2, "the headers and at least one metadata block with a free slot");
-    // the write cut after two pages: 8 KiB of other bytes at the start of a saved block
-    let (offset, bytes) = &ranges[1];
-    let torn: Vec<u8> = bytes[..8192].iter().map(|b| !b).collect();
-    {
-        use std::os::unix::fs::FileExt;
-        let file = std::fs::OpenOptions::new().write(true).open(s.db()).unwrap();
-        file.write_all_at(&torn, *offset).unwrap();
-    }
+    tear_saved_block(&s.db(), &ranges);
     let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap();
     let refused = duckdb::Connection::open_with_flags(s.db(), config).map(|_| ()).unwrap_err().to_string();
     assert!(refused.contains("Corrupt database file"), "DuckDB opened a torn file: {refused}");

@@ -277,8 +277,9 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
 }
 
 /// Errors when `out` (a command's `--out`) is the database file, its write-ahead log, its
-/// sealed companion or a checkpoint journal of either: writing there would replace the corpus (`views build --out`
-/// given the database's name replaced it with JSONL and said it wrote the views). The
+/// sealed companion or a checkpoint journal of either: writing there would replace the
+/// corpus (`views build --out` given the database's name replaced it with JSONL and said
+/// it wrote the views). The
 /// same file is found however it is reached: by its path after resolving symbolic links
 /// (for the database given as a link too, its target's log and companion), by name when
 /// it does not exist yet (a log or companion to come), and by device and inode (a hard
@@ -301,18 +302,15 @@ pub fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> 
         dbs.push(real);
     }
     for db in &dbs {
+        use crate::db::checkpoint::{journal_of, partial_of};
         let companion = crate::review::sealed::companion_of(db);
-        let partial = |journal: PathBuf| PathBuf::from(format!("{}.partial", journal.display()));
         let files = [
             (db.clone(), "the file"),
             (crate::db::wal_path(db), "the write-ahead log"),
-            (crate::db::checkpoint::journal_of(db), "the checkpoint journal"),
-            (partial(crate::db::checkpoint::journal_of(db)), "the checkpoint journal (being written)"),
-            (crate::db::checkpoint::journal_of(&companion), "the checkpoint journal of the sealed companion"),
-            (
-                partial(crate::db::checkpoint::journal_of(&companion)),
-                "the checkpoint journal (being written) of the sealed companion",
-            ),
+            (journal_of(db), "the checkpoint journal"),
+            (partial_of(&journal_of(db)), "the checkpoint journal (being written)"),
+            (journal_of(&companion), "the checkpoint journal of the sealed companion"),
+            (partial_of(&journal_of(&companion)), "the checkpoint journal (being written) of the sealed companion"),
             (companion, "the sealed companion"),
         ];
         for (file, kind) in &files {

@@ -60,6 +60,11 @@ pub fn journal_of(file: &Path) -> PathBuf {
     PathBuf::from(format!("{}.checkpoint-journal", file.display()))
 }
 
+/// The name a journal is written under until it is whole: `<journal>.partial`.
+pub fn partial_of(journal: &Path) -> PathBuf {
+    PathBuf::from(format!("{}.partial", journal.display()))
+}
+
 /// Turns off the checkpoints DuckDB runs by itself on `conn`'s database instance: at
 /// shutdown and detach (`disable_checkpoint_on_shutdown`) and at a commit that grows the
 /// write-ahead log past `checkpoint_threshold` (set to the largest value). Committed
@@ -111,7 +116,7 @@ pub fn guarded<T>(conn: &Connection, database: &str, file: &Path, checkpoint: im
 /// Errors: as [`guarded`] (for example a transaction still open on `conn`).
 pub fn checkpoint_main(conn: &Connection) -> Result<()> {
     let Some((name, file)) = main_database(conn)? else { return Ok(()) };
-    let wal = PathBuf::from(format!("{}.wal", file.display()));
+    let wal = super::wal_path(&file);
     if std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0 {
         return Ok(());
     }
@@ -146,7 +151,7 @@ fn write_journal(conn: &Connection, database: &str, file: &Path, journal: &Path)
     }
     let digest = Sha256::digest(&text);
     text.extend_from_slice(&digest);
-    let partial = PathBuf::from(format!("{}.partial", journal.display()));
+    let partial = partial_of(journal);
     let written = (|| -> Result<()> {
         let mut out = File::create(&partial).with_context(|| format!("{}: cannot create", partial.display()))?;
         out.write_all(&text).with_context(|| format!("{}: cannot write", partial.display()))?;
@@ -246,7 +251,7 @@ pub fn resolved(file: &Path) -> PathBuf {
 /// process stopped while writing it) is removed here, under the lock.
 fn locked_journal(file: &Path) -> Result<Option<(PathBuf, Arc<File>)>> {
     let journal = journal_of(file);
-    let partial = PathBuf::from(format!("{}.partial", journal.display()));
+    let partial = partial_of(&journal);
     if !(journal.exists() || partial.exists()) || !file.is_file() {
         return Ok(None);
     }
@@ -431,6 +436,16 @@ mod tests {
         conn
     }
 
+    /// Writes `bytes` at `offset` of `file`, as a stopped write may have left them.
+    fn write_at(file: &Path, offset: u64, bytes: &[u8]) {
+        OpenOptions::new().write(true).open(file).unwrap().write_all_at(bytes, offset).unwrap();
+    }
+
+    /// The first `n` bytes of a saved range, each flipped: a write cut after them.
+    fn torn(bytes: &[u8], n: usize) -> Vec<u8> {
+        bytes[..n].iter().map(|b| !b).collect()
+    }
+
     fn rows(file: &Path) -> (i64, i64) {
         let conn = Connection::open(file).unwrap();
         conn.query_row("select count(*), sum(i) from t", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap()
@@ -448,10 +463,7 @@ mod tests {
         // a checkpoint killed mid-write: the first pages of a saved metadata block new
         // (here: other bytes), the rest old, the headers untouched
         let (offset, bytes) = &ranges[1];
-        let torn: Vec<u8> = bytes[..8192].iter().map(|b| b ^ 0x5a).collect();
-        let target = OpenOptions::new().write(true).open(&file).unwrap();
-        target.write_all_at(&torn, *offset).unwrap();
-        drop(target);
+        write_at(&file, *offset, &torn(bytes, 8192));
         let refused = Connection::open(&file).map(|_| ()).unwrap_err().to_string();
         assert!(refused.contains("Corrupt database file"), "{refused}");
 
@@ -472,11 +484,9 @@ mod tests {
         write_journal(&conn, "t", &file, &journal).unwrap();
         drop(conn);
         let ranges = read_journal(&journal).unwrap();
-        let target = OpenOptions::new().write(true).open(&file).unwrap();
-        target.write_all_at(&[0xff; 64], 64).unwrap();
+        write_at(&file, 64, &[0xff; 64]);
         let (offset, bytes) = &ranges[1];
-        target.write_all_at(&bytes[..4096].iter().map(|b| !b).collect::<Vec<u8>>(), *offset).unwrap();
-        drop(target);
+        write_at(&file, *offset, &torn(bytes, 4096));
         assert!(Connection::open(&file).is_err());
         assert_eq!(recover(&file).unwrap(), Recovery::Restored(ranges.len()));
         assert_eq!(rows(&file), (2000, 1_999_000));
@@ -508,7 +518,7 @@ mod tests {
         let file = scratch("torn-header");
         let conn = file_with_pending_wal(&file);
         let journal = journal_of(&file);
-        let wal = PathBuf::from(format!("{}.wal", file.display()));
+        let wal = crate::db::wal_path(&file);
         write_journal(&conn, "t", &file, &journal).unwrap();
         let log = std::fs::read(&wal).unwrap();
         let before = std::fs::read(&file).unwrap();
@@ -526,9 +536,7 @@ mod tests {
         let new = std::fs::read(&file).unwrap()[..HEADERS as usize].to_vec();
         let slot = [4096usize, 8192].into_iter().find(|&at| new[at..at + 4096] != old[at..at + 4096]).unwrap();
         // the new checksum landed, the old fields after it stayed
-        let target = OpenOptions::new().write(true).open(&file).unwrap();
-        target.write_all_at(&old[slot + 8..slot + 512], (slot + 8) as u64).unwrap();
-        drop(target);
+        write_at(&file, (slot + 8) as u64, &old[slot + 8..slot + 512]);
         assert_eq!(recover(&file).unwrap(), Recovery::Kept);
         let refusal = Connection::open(&file).map(|_| ()).unwrap_err().to_string();
         assert!(refusal.contains("Corrupt database file"), "{refusal}");
@@ -543,7 +551,7 @@ mod tests {
         let conn = file_with_pending_wal(&file);
         checkpoint_main(&conn).unwrap();
         assert!(!journal_of(&file).exists());
-        let wal = PathBuf::from(format!("{}.wal", file.display()));
+        let wal = crate::db::wal_path(&file);
         assert_eq!(std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0), 0);
         drop(conn);
         assert_eq!(rows(&file), (2000, 1_999_000));

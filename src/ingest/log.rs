@@ -179,8 +179,8 @@ fn commit_checkpointed(conn: &Connection) -> Result<()> {
         None => commit(),
     };
     if result.is_err() {
+        // the threshold is back already: `commit` resets it whether or not it committed
         let _ = conn.execute_batch("rollback");
-        let _ = crate::db::checkpoint::no_automatic_checkpoint(conn);
     }
     result
 }

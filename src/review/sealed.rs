@@ -48,11 +48,7 @@ pub fn companion_of(db: &Path) -> PathBuf {
 
 /// The companion of the database `conn` is open on; `None` for an in-memory database.
 pub fn companion_path(conn: &Connection) -> Result<Option<PathBuf>> {
-    let path: Option<String> =
-        conn.query_row("select path from duckdb_databases() where database_name = current_database()", [], |r| {
-            r.get(0)
-        })?;
-    Ok(path.filter(|p| !p.is_empty() && p != ":memory:").map(|p| companion_of(Path::new(&p))))
+    Ok(crate::db::checkpoint::main_database(conn)?.map(|(_, file)| companion_of(&file)))
 }
 
 /// Attaches `companion` as [`SCHEMA`]; read-only unless `write`.
