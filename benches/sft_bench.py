@@ -58,6 +58,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import header, parser, run, simd_peer  # noqa: E402
 
 REPAIR = "('A', 'C1', 'C2')"
+CHECK_LABEL = "sphragis check --only sft"
+# the report views the SFT checks read (sql/checks/check_sft_*.sql)
+CHECK_VIEWS = ["sft_contract_summary_v1", "sft_assistant_supervision_v1", "sft_segment_deviations_v2",
+               "sft_segment_patterns_v2", "sft_dedup_v1", "sft_recovery_concentration_v1",
+               "sft_truncation_views_v1"]
 
 # (label, figures it yields, SQL). Every query runs in its own `sphragis sql` child.
 QUERIES = [
@@ -184,6 +189,22 @@ def bench(args, work, scale=1, summary=None):
             rows.append((full, " ".join(f"{k}={v}" for k, v in values.items())))
     else:
         problems.append("sphragis queries: skipped, the load failed")
+    # (b2) sphragis check (issue 26) against the report views it reads, each run once
+    if "sphragis load views" in timing:
+        cmd = [args.bin, "--db", db, "--quiet", "check", "--no-record", "--only", "sft", "--format", "json"]
+        secs, rss, code, out = run(cmd, os.path.join(work, "check.log"), cwd=work)
+        if code in (0, 4):  # 4: a check failed, which is a verdict, not a failure of the step
+            timing[CHECK_LABEL] = (secs, rss)
+            out = f"exit {code}: " + out
+        else:
+            problems.append(f"{CHECK_LABEL}: exit {code}: {out.strip()[-300:]}")
+            out = None
+        rows.append((CHECK_LABEL, out and " ".join(out.split())[:60]))
+        for view in CHECK_VIEWS:
+            label = f"sphragis sql: {view} (once)"
+            out = step(label, [args.bin, "--db", db, "--quiet", "sql", f"select * from {view}", "--format", "csv"],
+                       f"view_{view}.log")
+            rows.append((label, out and f"{max(0, len(out.splitlines()) - 1)} rows"))
     # (c) DuckDB peer
     label = "duckdb read_json + union (peer)"
     out = step(label, [args.venv_python, os.path.join(bench_dir, "duckdb_native_sft.py"), pools, native_db],
@@ -274,6 +295,12 @@ def bench(args, work, scale=1, summary=None):
     unions = [(timing[f"sphragis sql: {u}"][0], u) for u in UNION_LABELS if f"sphragis sql: {u}" in timing]
     if unions:
         print(f"  fastest union formulation: {min(unions)[1]} ({min(unions)[0]:.2f} s wall)")
+    views_total = sum(timing[f"sphragis sql: {v} (once)"][0] for v in CHECK_VIEWS
+                      if f"sphragis sql: {v} (once)" in timing)
+    check_time = timing.get(CHECK_LABEL)
+    if check_time and views_total > 0:
+        print(f"    {'sphragis check --only sft (wall) / the report views it reads, once each (wall sum)':<76}"
+              f"{check_time[0] / views_total:>6.2f}  (goal <= 1.2)")
     for p in problems:
         print(f"  PROBLEM {p}")
     if summary is not None:

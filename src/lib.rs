@@ -101,6 +101,7 @@
 //!   opened only by refine (to compute verdicts) and `examples --unseal`, logged in
 //!   `sph_log` (`tests/sealed.rs` scans every table of the main file for it).
 
+pub mod check;
 pub mod cli;
 pub mod db;
 pub mod eval;

@@ -10,7 +10,7 @@ use super::{CliError, FormatArg, Ui};
 use crate::ingest::InputKind;
 use crate::ingest::LoadOutcome;
 use crate::report::{self, REPORTS};
-use crate::review::freeze::{freeze, verify_reproduce};
+use crate::review::freeze::{VerifyOptions, freeze, verify_and_record};
 use crate::review::load::load;
 use crate::review::refine::{RefineOptions, Rule, refine};
 use crate::review::splits;
@@ -142,7 +142,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     let frozen_dir = PathBuf::from(format!("{}.frozen", db.display()));
     let summary = freeze(&conn, "v3", &frozen_dir)?;
     say(format!("froze v3: {} files in {}", summary.written.len(), frozen_dir.display()));
-    let differences = verify_reproduce(&conn, "v3")?;
+    let differences = verify_and_record(&conn, "v3", &VerifyOptions::default())?;
     say(format!(
         "verify --reproduce v3: {}",
         if differences.is_empty() { "clean".to_string() } else { differences.join("; ") }
@@ -172,7 +172,12 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         Some(_) => html_context,
         None => report::ExportContext::default(),
     };
-    super::report::print_or_write(&tables, args.format.with(args.csv)?, args.out.as_deref(), &context)
+    super::report::print_or_write(&tables, args.format.with(args.csv)?, args.out.as_deref(), &context)?;
+    // the verdict last, in a table, unless stdout holds CSV or JSON reports
+    if args.format == FormatArg::Table || args.out.is_some() {
+        super::check::demo_verdict(&db, &conn)?;
+    }
+    Ok(())
 }
 
 fn display(p: &Path) -> String {

@@ -1,7 +1,8 @@
 //! The command line: one module per subcommand, each parsing its options and calling
 //! the library. Only this layer prints and chooses exit codes: 0 ok, 1 error, 2 usage,
-//! 3 verification mismatch (SPEC §4).
+//! 3 verification mismatch (SPEC §4), 4 a check at or above `check --fail-on` failed.
 
+mod check;
 mod demo;
 mod diff;
 mod examples;
@@ -63,6 +64,11 @@ pub enum Command {
     /// with --reports the figures of each report view that changed, old and new; stamped with
     /// the table macro version_diff_at_v2 / example_moves_at_v2 / report_diff_at_v1 and its arguments.
     Diff(diff::Args),
+    /// The verdict: every check of the default suite (contract, supervision, isolation,
+    /// contamination, verification, runs, ingest) with its status, failures first, each with
+    /// the query listing its failing rows; recorded in check_runs / check_results. Exit 4
+    /// when a result at or above --fail-on fails.
+    Check(check::Args),
     /// Print or export report views (table, CSV, JSON, or one offline HTML file with charts
     /// and drill-downs), each stamped with the view or table macro, arguments and query that
     /// produced its rows.
@@ -228,6 +234,11 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
     if let Command::Demo(args) = cli.command {
         return demo::run(cli.db.unwrap_or_else(|| PathBuf::from("sphragis-demo.duckdb")), args, &ui);
     }
+    if let Command::Check(args) = &cli.command
+        && args.list
+    {
+        return check::list();
+    }
     let db = cli.db.unwrap_or_else(|| PathBuf::from("sphragis.duckdb"));
     let db = &db;
     // Only init and load create a database file: a misspelt --db for any other writing
@@ -267,6 +278,7 @@ pub fn run(cli: Cli) -> Result<(), CliError> {
         Command::Verify(args) => verify::run(db, args),
         Command::Examples(args) => examples::run(db, args),
         Command::Diff(args) => diff::run(db, args),
+        Command::Check(args) => check::run(db, args),
         Command::Report(args) => report::run(db, args),
         Command::Views(args) => views::run(db, args, &ui),
         Command::Sql(args) => sql::run(db, args),

@@ -2,7 +2,7 @@
 //! difference: a mismatch is a result, not an error).
 
 use super::CliError;
-use crate::review::freeze::{VerifyError, VerifyOptions, verify_reproduce_with};
+use crate::review::freeze::{VerifyError, VerifyOptions, verify_and_record};
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
@@ -21,7 +21,7 @@ pub struct VerifyArgs {
 
 pub fn run(db: &Path, args: VerifyArgs) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
-    match verify_reproduce_with(&conn, &args.version, &VerifyOptions { frozen: args.frozen }) {
+    match verify_and_record(&conn, &args.version, &VerifyOptions { frozen: args.frozen }) {
         Ok(differences) if differences.is_empty() => {
             super::outln!("clean")?;
             Ok(())

@@ -114,6 +114,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0015_ingest_anomalies.sql",
         sql: include_str!("../../migrations/0015_ingest_anomalies.sql"),
     },
+    Migration {
+        version: 16,
+        description: "checks",
+        file: "0016_checks.sql",
+        sql: include_str!("../../migrations/0016_checks.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

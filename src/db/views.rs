@@ -160,6 +160,16 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/eval/eval_repeat_instances_v2.sql"),
     view!("sql/eval/eval_repeats_v2.sql"),
     view!("sql/eval/eval_pass_at_k_v2.sql"),
+    view!("sql/checks/check_ingest_v1.sql"),
+    view!("sql/checks/check_review_v1.sql"),
+    view!("sql/checks/check_sft_contract_v1.sql"),
+    view!("sql/checks/check_sft_pools_v1.sql"),
+    table_macro!("sql/checks/check_sft_truncation_at_v1.sql"),
+    view!("sql/checks/check_eval_v1.sql"),
+    table_macro!("sql/checks/check_findings_at_v1.sql"),
+    view!("sql/checks/check_findings_v1.sql"),
+    view!("sql/checks/check_latest_v1.sql"),
+    view!("sql/checks/check_history_v1.sql"),
 ];
 
 impl ViewFile {

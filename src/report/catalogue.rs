@@ -22,6 +22,13 @@ pub struct Report {
 /// Every report, in the order `report all` prints them.
 pub const REPORTS: &[Report] = &[
     Report {
+        name: "checks",
+        view: "check_findings_v1",
+        about: "the verdict: every check of the default suite with its status (sphragis check judges and records it)",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
         name: "inputs",
         view: "ingest_files_v1",
         about: "input files bound to this database",

@@ -436,6 +436,36 @@ pub fn verify_reproduce(conn: &Connection, version: &str) -> Result<Vec<String>>
     verify_reproduce_with(conn, version, &VerifyOptions::default())
 }
 
+/// [`verify_reproduce_with`], then the outcome recorded in `verifications` (read by the
+/// check `frozen_version_verifies`): clean, or the number of differences and the first.
+/// An input changed or gone ([`VerifyError`]) is recorded as a difference too; any other
+/// error (the version is not frozen, a rebuild failing) records nothing.
+///
+/// Errors: as [`verify_reproduce_with`], and the record cannot be written.
+pub fn verify_and_record(conn: &Connection, version: &str, opts: &VerifyOptions) -> Result<Vec<String>> {
+    let outcome = verify_reproduce_with(conn, version, opts);
+    let differences: Vec<String> = match &outcome {
+        Ok(d) => d.clone(),
+        Err(e) => match e.downcast_ref::<VerifyError>() {
+            Some(VerifyError::Changed(lines) | VerifyError::Missing(lines)) => lines.clone(),
+            None => return outcome,
+        },
+    };
+    let now = chrono::Utc::now().naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    conn.execute(
+        "insert into verifications values (?, ?::timestamp, ?, ?, ?, ?)",
+        duckdb::params![
+            version,
+            now,
+            crate::CODE_VERSION,
+            differences.is_empty(),
+            differences.len().max(usize::from(outcome.is_err())) as i64,
+            differences.first()
+        ],
+    )?;
+    outcome
+}
+
 /// One frozen file as found on disk: where, and its parsed content when it is JSON.
 struct OnDisk {
     path: PathBuf,

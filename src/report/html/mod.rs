@@ -121,6 +121,7 @@ pub fn render_html(
                         tr { th { "code version" } td { code { (crate::CODE_VERSION) } } }
                         tr { th { "corpus version filter" } td { (version.map_or("none (every version in the rows)".to_string(), |v| v.to_string())) } }
                     }
+                    (verdict_panel(tables, &crate::check::record::latest_statuses(conn).unwrap_or_default()))
                     h2 { "Inputs (ingest log)" }
                     table.data.inputs {
                         thead { tr { th { "file_id" } th { "kind" } th { "path" } th { "sha256" } th { "rows" } } }
@@ -165,6 +166,79 @@ pub fn render_html(
         }
     };
     Ok(page.into_string())
+}
+
+/// The verdict first (issue 26): when the tables hold the `checks` report
+/// (`check_findings_v1`), its counts per status as badges and every result that is not a
+/// pass (failures first) with its figures, reason and drill-down query, each linked to the
+/// section of the view the drill-down reads when the report has one, and the status of
+/// the latest recorded `check` run gave it (`previous`, by check and scope).
+fn verdict_panel(
+    tables: &[ReportTable],
+    previous: &std::collections::HashMap<(String, String), crate::check::Status>,
+) -> Markup {
+    let Some((at, t)) =
+        tables.iter().enumerate().find(|(_, t)| t.stamp.as_ref().is_some_and(|s| s.name == "check_findings_v1"))
+    else {
+        return html! {};
+    };
+    let col = |name: &str| t.columns.iter().position(|c| c == name);
+    let (Some(status), Some(check), Some(scope)) = (col("status"), col("check_name"), col("scope")) else {
+        return html! {};
+    };
+    let cell =
+        |row: &[Cell], i: Option<usize>| i.map(|i| super::text(&row[i])).filter(|t| !t.is_empty() && t != "NULL");
+    let order = ["fail", "warn", "not-run", "info", "pass"];
+    let counts: Vec<(&str, usize)> =
+        order.iter().map(|o| (*o, t.rows.iter().filter(|r| super::text(&r[status]) == *o).count())).collect();
+    let mut shown: Vec<&Vec<Cell>> = t.rows.iter().filter(|r| super::text(&r[status]) != "pass").collect();
+    shown.sort_by_key(|r| order.iter().position(|o| *o == super::text(&r[status])).unwrap_or(order.len()));
+    // the section of the view a drill-down query reads from, when the report has one
+    let section_of = |query: &str| -> Option<String> {
+        let from = query.split_once(" from ")?.1.split([' ', '(']).next()?;
+        tables
+            .iter()
+            .enumerate()
+            .find(|(_, t)| t.stamp.as_ref().is_some_and(|s| s.name == from))
+            .map(|(i, t)| format!("#r-{i}-{}", t.report))
+    };
+    html! {
+        section.verdict id="verdict" {
+            h2 { "Verdict" }
+            p {
+                @for (name, n) in &counts { span class={ "badge " (name) } { (n) " " (name) } " " }
+                " — every check of the default suite (" a href={ "#r-" (at) "-" (t.report) } { "checks" } ", view "
+                code { "check_findings_v1" } "); " code { "sphragis check" } " exits 4 when one fails."
+            }
+            @if !shown.is_empty() {
+                table.data.verdict {
+                    thead { tr { th { "status" } th { "severity" } th { "check" } th { "scope" } th { "failing" } th { "tested" } th { "reason / detail" } th { "last recorded run" } th { "drill-down" } } }
+                    tbody {
+                        @for r in &shown {
+                            @let st = super::text(&r[status]);
+                            @let query = cell(r, col("drill_down"));
+                            tr {
+                                td { span class={ "badge " (st) } { (st) } }
+                                td { (cell(r, col("severity")).unwrap_or_default()) }
+                                td { code { (super::text(&r[check])) } }
+                                td { (super::text(&r[scope])) }
+                                td.num { (cell(r, col("failing")).unwrap_or_else(|| "-".into())) }
+                                td.num { (cell(r, col("tested")).unwrap_or_else(|| "-".into())) }
+                                td { (redact(&[cell(r, col("reason")), cell(r, col("detail"))].into_iter().flatten().collect::<Vec<_>>().join("; "))) }
+                                td { (previous.get(&(super::text(&r[check]), super::text(&r[scope]))).map_or("", |p| p.as_str())) }
+                                td {
+                                    @if let Some(q) = &query {
+                                        @if let Some(href) = section_of(q) { a href=(href) { "section" } " " }
+                                        code { (q) }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The stamp block shared by report and drill-down sections: the SAME fields the CSV and
@@ -308,7 +382,7 @@ table.stamp{margin:6px 0 10px}table.stamp th{width:9em}
 code.sha{font-size:11px}
 .scroll{overflow-x:auto;max-height:520px;overflow-y:auto}
 figure.chart{margin:8px 0;overflow-x:auto}
-p.about{color:#444;margin:4px 0}p.empty,p.cap{font-style:italic;color:#666}
+p.about{color:#444;margin:4px 0}.badge{display:inline-block;padding:1px 7px;border-radius:9px;font-weight:600;font-size:90%}.badge.fail{background:#c62828;color:#fff}.badge.warn{background:#f9a825;color:#000}.badge.not-run{background:#9e9e9e;color:#fff}.badge.info{background:#1565c0;color:#fff}.badge.pass{background:#2e7d32;color:#fff}p.empty,p.cap{font-style:italic;color:#666}
 a.drill{font-weight:bold}
 p.link{margin:14px 0 4px;font-weight:bold}p.query,p.cap{font-size:12px;margin:2px 0}code.query{color:#555}
 ul.ids{columns:4 14em;font-size:12px}

@@ -1,0 +1,86 @@
+//! Results kept over time (issue 26): every recorded `check` run in `check_runs` and every
+//! check and scope it judged, passes and not-run checks included, in `check_results`; both
+//! written in one transaction. `check_history_v1` and `check_latest_v1` read them.
+
+use super::{FailOn, Finding, Status};
+use anyhow::Result;
+use duckdb::{Connection, params};
+use std::collections::HashMap;
+
+/// What one recorded run was asked.
+#[derive(Debug, Clone)]
+pub struct RunOptions<'a> {
+    /// SHA-256 of checks.toml; `None`: the defaults.
+    pub config_sha256: Option<&'a str>,
+    /// The options as JSON: max_length, side, only, version, baseline, fail_on.
+    pub options: serde_json::Value,
+    pub fail_on: FailOn,
+}
+
+/// SHA-256 over the ingest log's file SHA-256s in file_id order (hex concatenated): the
+/// inputs a run judged, as one value.
+pub fn inputs_sha256(conn: &Connection) -> Result<String> {
+    let joined: Option<String> =
+        conn.query_row("select string_agg(sha256, '' order by file_id) from ingest_log", [], |r| r.get(0))?;
+    Ok(crate::hash::sha256_hex(joined.unwrap_or_default().as_bytes()))
+}
+
+/// Records one run and all its `findings` in one transaction; returns the run id.
+///
+/// Errors: the database cannot be written (nothing is recorded then).
+pub fn record(conn: &Connection, findings: &[Finding], opts: &RunOptions) -> Result<i64> {
+    let failed = findings.iter().any(|f| opts.fail_on.fails(f.status));
+    let inputs = inputs_sha256(conn)?;
+    let now = chrono::Utc::now().naive_utc().format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    crate::db::in_transaction(conn, || {
+        let run_id: i64 = conn.query_row(
+            "insert into check_runs (checked_at, code_version, corpus_versions, inputs_sha256, config_sha256, options, \
+             fail_on, failed) select ?::timestamp, ?, coalesce((select list(version order by version) from \
+             corpus_versions), []::varchar[]), ?, ?, ?, ?, ? returning run_id",
+            params![
+                now,
+                crate::CODE_VERSION,
+                inputs,
+                opts.config_sha256,
+                opts.options.to_string(),
+                opts.fail_on.as_str(),
+                failed
+            ],
+            |r| r.get(0),
+        )?;
+        let mut insert = conn.prepare("insert into check_results values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")?;
+        for f in findings {
+            insert.execute(params![
+                run_id,
+                f.check_name,
+                f.area,
+                f.severity.as_str(),
+                f.scope,
+                f.tested,
+                f.failing,
+                f.share,
+                f.error_if.map(|c| c.to_string()),
+                f.warn_if.map(|c| c.to_string()),
+                f.status.as_str(),
+                f.reason,
+                f.drill_down,
+            ])?;
+        }
+        Ok(run_id)
+    })
+}
+
+/// The status of every check and scope in the latest recorded run, by (check, scope);
+/// empty when no run was recorded.
+pub fn latest_statuses(conn: &Connection) -> Result<HashMap<(String, String), Status>> {
+    let mut stmt = conn.prepare("select check_name, scope, status from check_latest_v1")?;
+    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?)))?;
+    let mut out = HashMap::new();
+    for row in rows {
+        let (check, scope, status) = row?;
+        if let Some(s) = Status::parse(&status) {
+            out.insert((check, scope), s);
+        }
+    }
+    Ok(out)
+}
