@@ -23,6 +23,7 @@
 //! views build ─template────▶ view JSONL ─load views─▶ sft_views (lists) + spans + supervised runs
 //!                                       (--tokenizer) ─▶ + segments of each span (sft_view_segments)
 //! sql/<area>/*_vN.sql ──────▶ versioned views (sha256 in sph_views) ──▶ report: table/CSV/JSON/HTML
+//! sql/checks/*_v1.sql ──────▶ check_findings_v1 ──check (checks.toml)──▶ verdict, exit 4; check_results
 //! ```
 //!
 //! # Code map
@@ -77,6 +78,11 @@
 //!   from the table macro `sft_view_positions_at_v1`, decoded one position at a time with
 //!   the view's tokenizer, rendered as ANSI / plain text ([`show::terminal`]) or an HTML
 //!   fragment and page ([`show::html`], embedded by the HTML report).
+//! - [`check`]: the verdict layer (`sphragis check`): the checks are views in
+//!   `sql/checks/` (`check_findings_at_v1` unions them with their default verdicts); the
+//!   module reads them, applies `checks.toml` ([`check::config`]) and a baseline
+//!   ([`check::baseline`]), records every result in `check_runs` / `check_results`
+//!   ([`check::record`]) and writes JUnit XML ([`check::junit`]). It computes no figure.
 //! - [`cli`]: one module per subcommand, each a thin layer over the library.
 //! - [`hash`]: SHA-256 of byte slices.
 //!

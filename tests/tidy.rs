@@ -53,6 +53,11 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "`verify` reads the frozen files a user quotes, to compare them with the freeze record and the rebuild",
     ),
     ("src/db/release.rs", "std::fs::read(root.join(path))", "the release lock check reads sphragis's own SQL files"),
+    (
+        "src/check/config.rs",
+        "std::fs::read(path).with_context",
+        "`check --config` reads checks.toml, the command's configuration (its SHA-256 is recorded with the run)",
+    ),
     ("src/cli/views.rs", "std::fs::read(&b.tokenizer)", "`views build` reads the tokenizer it renders with"),
     (
         "src/export/mod.rs",
