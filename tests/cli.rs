@@ -576,7 +576,9 @@ fn unknown_report_name_is_a_usage_error() {
     s.ok(&["init"]);
     let out = s.run(&["report", "removal"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown report \"removal\"; reports: checks, inputs, removals"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown report \"removal\"; reports: checks, inputs, removals")
+    );
 }
 
 #[test]

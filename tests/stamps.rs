@@ -172,9 +172,15 @@ fn macros_are_callable_from_a_stock_client() {
     );
     assert_eq!(
         rows,
-        serde_json::json!([{"kind": "macro", "n": 10}]),
-        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions) and the 5 of diff (example moves and version diff, v1 and v2; report diff)"
+        serde_json::json!([{"kind": "macro", "n": 12}]),
+        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions), the 5 of diff (example moves and version diff, v1 and v2; report diff) and the 2 of check (check_sft_truncation_at_v1, check_findings_at_v1)"
     );
+    // the verdict from a stock client, at another training length
+    let rows = stock_rows(
+        &db,
+        "select count(*) as n from check_findings_at_v1(8192, 'right') where check_name = 'trains_nothing_after_truncation'",
+    );
+    assert_eq!(rows, serde_json::json!([{"n": 4}]), "one row per pool with training views: A, B, C1, C2");
     // The pointer macro follows the latest version.
     assert_eq!(
         stock_rows(&db, "select passes from sft_budget_at([8], [100])"),
