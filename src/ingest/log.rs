@@ -162,6 +162,111 @@ fn load_in_transaction(
     }
 }
 
+/// A file read whole before a grouped load ([`load_files_whole`]): its text, size and
+/// SHA-256, as [`Input`] read them.
+#[derive(Debug, Clone)]
+pub struct ReadFile {
+    /// The path as given (errors name it).
+    pub path: std::path::PathBuf,
+    /// The whole text (UTF-8, byte-order mark kept).
+    pub text: String,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Lowercase hex SHA-256 of the bytes.
+    pub sha256: String,
+}
+
+impl ReadFile {
+    /// Reads `path` whole as UTF-8 text, hashing it as it is read.
+    ///
+    /// Errors: the file cannot be opened or read, or is not UTF-8 (file and byte named).
+    pub fn read(path: &Path) -> Result<ReadFile> {
+        let (mut input, _) = Input::open(path)?;
+        let text = input.read_text()?;
+        let (bytes, sha256) = input.finish().map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+        Ok(ReadFile { path: path.to_path_buf(), text, bytes, sha256 })
+    }
+}
+
+/// Loads several files read beforehand in ONE transaction: all of them are written, or
+/// none (a run folder loads whole or not at all).
+///
+/// A file whose bytes the same kind loaded before is skipped as [`load_file`] skips it
+/// (its [`Reload`] policy; nothing of it is written, a line in `sph_log`); every other
+/// file gets a `file_id`, is handed to `load` with its index in `files`, and is recorded
+/// in the ingest log with the anomalies it accepted. Returns one outcome per file, in
+/// order.
+///
+/// Errors: `load` fails for any file; the database is then left exactly as before.
+pub fn load_files_whole(
+    conn: &Connection,
+    kind: InputKind,
+    options: Option<&str>,
+    files: &[ReadFile],
+    mut load: impl FnMut(&Connection, i32, usize) -> Result<i64>,
+) -> Result<Vec<LoadOutcome>> {
+    conn.execute_batch("begin transaction")?;
+    let result = (|| -> Result<Vec<LoadOutcome>> {
+        let mut outcomes = Vec::with_capacity(files.len());
+        for (i, file) in files.iter().enumerate() {
+            let absolute = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
+            let absolute = absolute.to_string_lossy().into_owned();
+            let earlier = find_loaded(conn, kind.name(), &file.sha256)?
+                .filter(|e| kind.reload() != Reload::BoundToPath || e.path == absolute);
+            if let Some(earlier) = &earlier
+                && kind.reload() != Reload::Reapplied
+            {
+                log_skip(conn, kind, &absolute, earlier)?;
+                outcomes.push(LoadOutcome::AlreadyLoaded { earlier: earlier.clone(), path: absolute });
+                continue;
+            }
+            let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
+            let file_id = i32::try_from(file_id)?;
+            let (rows, anomalies) = super::anomaly::collect(|| load(conn, file_id, i));
+            let rows = rows?;
+            write_anomalies(conn, file_id, &anomalies)?;
+            conn.execute(
+                "insert into ingest_log (file_id, kind, path, bytes, sha256, rows, loader_version, options) \
+                 values (?, ?, ?, ?, ?, ?, ?, ?)",
+                duckdb::params![
+                    file_id,
+                    kind.name(),
+                    absolute,
+                    file.bytes as i64,
+                    file.sha256,
+                    rows,
+                    kind.loader_version(),
+                    options
+                ],
+            )?;
+            conn.execute(
+                "insert into sph_log (command, detail) values ('load', ?)",
+                [format!("{kind} {absolute} sha256 {} rows {rows}", file.sha256)],
+            )?;
+            outcomes.push(LoadOutcome::Loaded(LoadedFile {
+                file_id,
+                kind: kind.name().to_string(),
+                path: absolute,
+                bytes: file.bytes as i64,
+                sha256: file.sha256.clone(),
+                rows,
+                same_bytes_as: earlier.map(|e| e.file_id),
+            }));
+        }
+        Ok(outcomes)
+    })();
+    match result {
+        Ok(outcomes) => {
+            commit_checkpointed(conn)?;
+            Ok(outcomes)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("rollback");
+            Err(e)
+        }
+    }
+}
+
 /// Commits the load's transaction with a zero `checkpoint_threshold`, so the commit
 /// checkpoints (through [`crate::db::checkpoint::guarded`] for a file), and sets the
 /// threshold back to "never" right after: nothing else checkpoints at zero (a skipped
