@@ -203,7 +203,11 @@ fn evaluation_run_faults_fire_with_their_counts() {
     assert_eq!(figure(&all, "instances_without_outcome", "run=base"), "fail 1/5");
     assert_eq!(figure(&all, "instances_without_outcome", "run=ft1"), "pass 0/5");
     assert_eq!(figure(&all, "evaluator_errors_counted", "run=ft1"), "fail 1/5");
-    assert_eq!(figure(&all, "evaluator_errors_counted", "run=base"), "pass 0/4");
+    // base has no run-level report: its rates are graded-only, nothing to judge
+    assert_eq!(figure(&all, "evaluator_errors_counted", "run=base"), "not-run -/-");
+    assert_eq!(figure(&all, "infra_failures", "run=ft1"), "pass 0/5");
+    // ft2 graded e (implied unresolved), ft1 did not (an evaluator error): 1 of the 5
+    assert_eq!(figure(&all, "pair_attrition", "run_a=ft1 run_b=ft2"), "warn 1/5");
     assert_eq!(figure(&all, "outcome_sources_disagree", "run=ft1"), "fail 1/2");
     assert_eq!(figure(&all, "outcome_sources_disagree", "run=ft2"), "not-run -/-");
     assert_eq!(figure(&all, "rerun_after_retry_error", "run=ft1"), "warn 2/5");
@@ -347,6 +351,25 @@ fn demo_database_fails_with_exit_4_and_gates_by_fail_on_only_and_config() {
     assert_eq!(code, 0, "{toml}");
     let (code, _) = check_json(&db, &["--config", config.to_str().unwrap(), "--fail-on", "warn"]);
     assert_eq!(code, 4);
+    // diff --reports check-changes: the last two runs judged the same statuses (only the
+    // gate moved): the table is there, with no row
+    let diff = |format: &str| {
+        let out = bin()
+            .arg("--db")
+            .arg(&db)
+            .args(["diff", "--version", "v2", "--version", "v3", "--reports", "check-changes", "--format", format])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let table = diff("table");
+    assert!(table.contains("check-changes") && table.contains("check_changes_v1"), "{table}");
+    let csv = diff("csv");
+    assert_eq!(csv.lines().collect::<Vec<_>>(), [
+        "previous_run_id,latest_run_id,check_name,scope,previous_status,latest_status,previous_failing,latest_failing,\
+         previous_tested,latest_tested,change"
+    ]);
     // an unknown check in checks.toml: exit 1, file and line named
     std::fs::write(&config, "[checks.contract_vocab]\nseverity = \"warn\"\n[checks.nope]\n").unwrap();
     let out = bin().arg("--db").arg(&db).args(["check", "--config"]).arg(&config).output().unwrap();
@@ -432,6 +455,28 @@ fn history_records_every_result_and_a_fixed_fault_flips_to_pass() {
     assert!(counts.0 > 0 && counts.1 > 0, "{counts:?}");
     let latest: i64 = conn.query_row("select count(distinct run_id) from check_latest_v1", [], |r| r.get(0)).unwrap();
     assert_eq!(latest, 1);
+    // what changed since the previous run (runs 2 and 3): the fixed fault, and nothing else
+    let changed: Vec<(String, String, String, String, String)> = {
+        let mut stmt = conn
+            .prepare(
+                "select check_name, scope, previous_status, latest_status, change from check_changes_v1                  where change <> 'same' order by all",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(
+        changed,
+        [("instances_without_outcome".into(), "run=base".into(), "fail".into(), "pass".into(), "status".into())]
+    );
+    let pair: (i64, i64) = conn
+        .query_row("select min(previous_run_id), min(latest_run_id) from check_changes_v1", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(pair, (2, 3));
     drop(conn);
     // --no-record leaves the history as it was
     let (_, fourth) = check_json(&db, &["--no-record"]);

@@ -21,7 +21,7 @@
 
 mod common;
 
-use sphragis::eval::load::{RunSpec, check_spec, expand, load_file};
+use sphragis::eval::load::{RunSpec, check_spec, expand};
 use sphragis::ingest::LoadOutcome;
 use std::path::{Path, PathBuf};
 
@@ -55,11 +55,11 @@ fn spec(name: &str, model: &str, continues: Option<&str>) -> RunSpec {
     }
 }
 
-/// Loads every file under `paths` into the run; returns the outcomes.
+/// Loads every file under `paths` into the run, whole or not at all; returns the outcomes.
 fn load_run(conn: &duckdb::Connection, spec: &RunSpec, paths: &[PathBuf]) -> anyhow::Result<Vec<LoadOutcome>> {
     check_spec(conn, spec)?;
     let (files, _) = expand(paths)?;
-    files.iter().map(|f| load_file(conn, spec, f)).collect()
+    sphragis::eval::load::load_run(conn, spec, &files)
 }
 
 fn sample_db() -> sphragis::db::Database {
@@ -407,10 +407,17 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
     let out_dir = dir.join("out");
     let out = run(&["report", "runs", "--format", "csv", "--out", out_dir.to_str().unwrap()]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    for view in ["eval_runs_v2", "eval_symptoms_v1", "eval_pairs_v1", "eval_repeats_v2", "eval_pass_at_k_v2"] {
+    for view in [
+        "eval_runs_v3",
+        "eval_run_populations_v1",
+        "eval_symptoms_v1",
+        "eval_pairs_v2",
+        "eval_repeats_v2",
+        "eval_pass_at_k_v2",
+    ] {
         assert!(out_dir.join(format!("{view}.csv")).exists(), "{view}");
     }
-    let runs = std::fs::read_to_string(out_dir.join("eval_runs_v2.csv")).unwrap();
+    let runs = std::fs::read_to_string(out_dir.join("eval_runs_v3.csv")).unwrap();
     assert!(runs.lines().nth(1).unwrap().starts_with("base,base-7b,,,0,,,false,5,5,4,1,0.25,"), "{runs}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -517,5 +524,399 @@ fn real_other_formats_finish_and_declared_outcomes() {
             "select trajectories, n, resolved, explicit_outcomes, no_outcome, natural_finishes, cut_off from eval_runs_v1"
         ),
         ["16", "15", "15", "15", "1", "15", "1"]
+    );
+}
+
+/// ft3 (data-samples/runs/ft3): a SWE-bench harness run report, schema version 2, with
+/// every outcome class, as `make_run_report` writes it since SWE-bench PR #594 (infra and
+/// ambiguous failures additive: still in unresolved_ids), a report.json with
+/// `infra_failure`, trajectories a..e (base's), and two run-level files skipped by name.
+///   a resolved; b unresolved; c infra failure (out_of_memory; its report.json agrees);
+///   d unresolved, ambiguous (tests_timed_out); e empty patch; f evaluator error; g never run.
+/// By hand: graded a b d e = 4, resolved 1 → 1/4; attempted = graded + c + f = 6 → 1/6;
+/// excluded: error 1, infra 1, not run 1; the harness's own figure 1 of total 7.
+fn ft3_db() -> sphragis::db::Database {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load_run(&conn, &spec("ft3", "ft-c", None), &[samples().join("ft3")]).unwrap();
+    conn
+}
+
+#[test]
+fn harness_run_report_v2_every_outcome_class_by_hand() {
+    let conn = ft3_db();
+    assert_eq!(
+        rows(
+            &conn,
+            "select instance_id, outcome, graded, attempted, coalesce(excluded, '-'), ambiguous_failure, \
+                    coalesce(failure_reason, '-'), in_run_report, has_trajectory, outcome_sources \
+             from eval_instances_v2 order by instance_id"
+        )
+        .iter()
+        .map(|r| r.join(" "))
+        .collect::<Vec<_>>(),
+        [
+            "demo__a-1 resolved true true - false - true true 1",
+            "demo__b-2 unresolved true true - false - true true 1",
+            "demo__c-3 infra_failure false true infra_failure false out_of_memory true true 2",
+            "demo__d-4 unresolved true true - true tests_timed_out true true 1",
+            "demo__e-5 empty_patch true true - false - true true 1",
+            "demo__f-6 error false true error false - true false 1",
+            "demo__g-7 not_run false false not_run false - true false 1",
+        ]
+    );
+    assert_eq!(
+        one(
+            &conn,
+            "select instances, trajectories, graded, resolved, resolve_rate, attempted, \
+                    unresolved, empty_patch, evaluator_errors, infra_failures, not_run, no_outcome, ambiguous_failures, \
+                    run_status, outcomes_checked, outcomes_agree, reported_by, reported_per_instance, reported_total, \
+                    reported_submitted, reported_resolved from eval_runs_v3"
+        ),
+        [
+            "7",
+            "5",
+            "4",
+            "1",
+            "0.25",
+            "6",
+            "2",
+            "1",
+            "1",
+            "1",
+            "1",
+            "0",
+            "1",
+            "completed_with_gaps",
+            "1",
+            "1",
+            "swebench-run-report",
+            "true",
+            "7",
+            "6",
+            "1"
+        ]
+    );
+    assert!((float(&conn, "select reported_rate from eval_runs_v3") - 1.0 / 7.0).abs() < 1e-15);
+    assert!((float(&conn, "select resolve_rate_attempted from eval_runs_v3") - 1.0 / 6.0).abs() < 1e-15);
+    for (col, k, n) in [("", 1.0, 4.0), ("_attempted", 1.0, 6.0)] {
+        let (lo, hi) = wilson(k, n);
+        let got_lo = float(&conn, &format!("select wilson_low{col} from eval_runs_v3"));
+        let got_hi = float(&conn, &format!("select wilson_high{col} from eval_runs_v3"));
+        assert!((got_lo - lo).abs() < 1e-12 && (got_hi - hi).abs() < 1e-12, "{col}: {got_lo} {got_hi} vs {lo} {hi}");
+    }
+    // every population named; the trajectories (a..e) are not the run report's 7
+    assert_eq!(
+        rows(
+            &conn,
+            "select population, instances, graded, resolved, attempted, evaluator_errors, infra_failures, not_run, \
+                    counts_only, same_as_named from eval_run_populations_v1"
+        )
+        .iter()
+        .map(|r| r.join(" "))
+        .collect::<Vec<_>>(),
+        [
+            "named 7 4 1 6 1 1 1 false true",
+            "run_report 7 4 1 6 1 1 1 false true",
+            "trajectories 5 4 1 5 0 1 0 false false"
+        ]
+    );
+    // the run-level files that hold no outcome were skipped, by name, and listed
+    let (_, skipped) = expand(&[samples().join("ft3")]).unwrap();
+    let names: Vec<String> =
+        skipped.iter().map(|s| format!("{} ({})", s.path.file_name().unwrap().to_string_lossy(), s.why)).collect();
+    assert_eq!(
+        names,
+        [
+            "metadata.yaml (the submission's metadata (SWE-bench experiments))",
+            "results_summary.json (a summary derived from the per-instance reports)"
+        ]
+    );
+}
+
+#[test]
+fn infra_failures_and_ungraded_instances_are_checks_of_the_run() {
+    let conn = ft3_db();
+    let all = sphragis::check::findings(&conn, sphragis::check::Truncation::default()).unwrap();
+    let figure = |name: &str| {
+        let f = all.iter().find(|f| f.check_name == name && f.scope == "run=ft3").unwrap_or_else(|| panic!("{name}"));
+        let n = |v: Option<i64>| v.map_or("-".to_string(), |v| v.to_string());
+        format!("{} {}/{}", f.status.as_str(), n(f.failing), n(f.tested))
+    };
+    assert_eq!(figure("instances_without_outcome"), "pass 0/7");
+    // c (infra), f (error) and g (never run) are in the report's total of 7
+    assert_eq!(figure("evaluator_errors_counted"), "fail 3/7");
+    assert_eq!(figure("infra_failures"), "warn 1/6");
+    assert_eq!(figure("implied_unresolved"), "pass 0/4");
+    assert_eq!(figure("outcome_sources_disagree"), "pass 0/1");
+    // f and g have no trajectory: the run report and the trajectories differ
+    assert_eq!(figure("populations_differ"), "info 1/1");
+    let lone = all.iter().find(|f| f.check_name == "pair_attrition").unwrap();
+    assert_eq!((lone.status.as_str(), lone.scope.as_str()), ("not-run", "corpus"));
+}
+
+/// sb-cli#27: a report with counts and no ids states run-level figures; the per-instance
+/// figures of the run are not run, never guessed.
+#[test]
+fn count_only_report_is_run_level_figures_and_per_instance_checks_not_run() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let (files, skipped) = expand(&[samples().join("ft3-counts")]).unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(skipped.len(), 1, "the .response.json beside the report");
+    load_run(&conn, &spec("ft3-counts", "ft-c", None), &[samples().join("ft3-counts")]).unwrap();
+    assert_eq!(
+        one(
+            &conn,
+            "select instances, graded, run_status, reported_by, reported_per_instance, reported_total, reported_submitted, \
+                    reported_resolved from eval_runs_v3"
+        ),
+        ["0", "0", "counts_only", "sb-cli-counts", "false", "7", "6", "1"]
+    );
+    assert_eq!(
+        one(
+            &conn,
+            "select population, instances, coalesce(graded::varchar, '-'), resolved, counts_only from eval_run_populations_v1"
+        ),
+        ["run_report", "7", "-", "1", "true"]
+    );
+    assert!((float(&conn, "select resolve_rate_population from eval_run_populations_v1") - 1.0 / 7.0).abs() < 1e-15);
+    let all = sphragis::check::findings(&conn, sphragis::check::Truncation::default()).unwrap();
+    for name in ["instances_without_outcome", "evaluator_errors_counted", "infra_failures", "implied_unresolved"] {
+        let f = all.iter().find(|f| f.check_name == name).unwrap();
+        assert_eq!(f.status.as_str(), "not-run", "{name}");
+        assert!(f.reason.as_deref().unwrap().contains("counts only (sb-cli#27)"), "{name}: {:?}", f.reason);
+    }
+}
+
+/// A run folder loads whole or not at all: a published run's per-instance reports come
+/// before a file sphragis cannot read; nothing of the run may be written.
+#[test]
+fn half_loaded_run_is_refused_before_anything_is_written() {
+    let dir = std::env::temp_dir().join(format!("sphragis-eval-half-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for id in ["demo__a-1", "demo__b-2"] {
+        std::fs::create_dir_all(dir.join("logs").join(id)).unwrap();
+        std::fs::copy(
+            samples().join("base/logs").join(id).join("report.json"),
+            dir.join("logs").join(id).join("report.json"),
+        )
+        .unwrap();
+    }
+    // sorted after logs/: a file that is no run file shape sphragis knows
+    std::fs::write(dir.join("zz_notes.json"), r#"{"comment": "what the run did"}"#).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let err = format!("{:#}", load_run(&conn, &spec("half", "m", None), std::slice::from_ref(&dir)).unwrap_err());
+    assert!(err.contains("zz_notes.json"), "{err}");
+    for table in ["eval_run_specs", "eval_outcomes", "eval_listings", "ingest_log"] {
+        assert_eq!(one(&conn, &format!("select count(*) from {table}")), ["0"], "{table}");
+    }
+    // two trajectories of one instance in two files of one load: refused, naming both
+    std::fs::remove_file(dir.join("zz_notes.json")).unwrap();
+    std::fs::create_dir_all(dir.join("trajs")).unwrap();
+    std::fs::copy(samples().join("base/trajs/demo__e-5.traj.json"), dir.join("trajs/e-first.traj.json")).unwrap();
+    std::fs::copy(samples().join("ft2/trajs/demo__e-5.traj.json"), dir.join("trajs/e-second.traj.json")).unwrap();
+    let err = format!("{:#}", load_run(&conn, &spec("half", "m", None), std::slice::from_ref(&dir)).unwrap_err());
+    assert!(
+        err.contains("e-second.traj.json") && err.contains("has a trajectory in") && err.contains("e-first"),
+        "{err}"
+    );
+    assert_eq!(one(&conn, "select count(*) from ingest_log"), ["0"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Pairs on the instances both runs graded, with the attrition stated (ft1 against ft3):
+///   ft1 graded a R, b R, c U, d U (e: evaluator error); ft3 graded a R, b U, d U, e U (empty
+///   patch). Shared a, b, d: both a, only ft1 b, neither d; graded in ft1 only c, in ft3 only e;
+///   graded in neither f, g. Discordant 1: McNemar p = min(1, 2 * C(1,0) / 2) = 1; one pair:
+///   Holm p = p; tied. Attrition 2 of the 5 either graded: warn (share > 0.1).
+#[test]
+fn pairs_compare_graded_instances_only_and_state_the_attrition() {
+    let conn = ft3_db();
+    load_run(&conn, &spec("ft1", "ft-a", None), &[samples().join("ft1")]).unwrap();
+    assert_eq!(
+        one(
+            &conn,
+            "select run_a, run_b, shared, both_resolved, only_a, only_b, neither, graded_in_a_only, graded_in_b_only, \
+                    graded_in_neither, discordant, mcnemar_p, pairs_compared, holm_p, verdict from eval_pairs_v2"
+        ),
+        ["ft1", "ft3", "3", "1", "1", "0", "1", "1", "1", "2", "1", "1", "1", "1", "tied"]
+    );
+    assert!((float(&conn, "select difference from eval_pairs_v2") - (2.0 / 3.0 - 1.0 / 3.0)).abs() < 1e-15);
+    let text = one(&conn, "select verdict_text from eval_pairs_v2")[0].clone();
+    assert!(text.contains("the ranking is not decisive evidence") && text.contains("1 graded in ft1 only"), "{text}");
+    let all = sphragis::check::findings(&conn, sphragis::check::Truncation::default()).unwrap();
+    let f = all.iter().find(|f| f.check_name == "pair_attrition").unwrap();
+    assert_eq!(
+        (f.scope.as_str(), f.status.as_str(), f.failing, f.tested),
+        ("run_a=ft1 run_b=ft3", "warn", Some(2), Some(5))
+    );
+}
+
+/// Holm's step-down adjustment across three pairs and the verdicts, on rows written
+/// directly (10 instances; X resolves all, Y only i01, Z all but i10):
+///   X,Y: only X 9 → p = 2 / 2^9; X,Z: only X 1 → p = 1; Y,Z: only Z 8 → p = 2 / 2^8.
+///   Sorted: X,Y (3p = 6/512), Y,Z (max(6/512, 2 * 2/256) = 4/256), X,Z (1).
+///   X better than Y, Z better than Y (Holm p < 0.05), X and Z tied.
+#[test]
+fn holm_adjusted_p_values_and_verdicts_by_hand() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let mut sql = String::from(
+        "insert into eval_run_specs (run, model, runaway_n) values ('X', 'm', 30), ('Y', 'm', 30), ('Z', 'm', 30);",
+    );
+    for i in 1..=10 {
+        let id = format!("i{i:02}");
+        let y = if i == 1 { "resolved" } else { "unresolved" };
+        let z = if i == 10 { "unresolved" } else { "resolved" };
+        sql.push_str(&format!(
+            "insert into eval_outcomes values ('X', '{id}', 'resolved', 'sb-cli-instance', 1), ('Y', '{id}', '{y}', 'sb-cli-instance', 2), ('Z', '{id}', '{z}', 'sb-cli-instance', 3);"
+        ));
+    }
+    conn.execute_batch(&sql).unwrap();
+    let got: Vec<(String, String, f64, f64, String)> = {
+        let mut stmt = conn
+            .prepare("select run_a, run_b, mcnemar_p, holm_p, verdict from eval_pairs_v2 order by run_a, run_b")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    let want = [
+        ("X", "Y", 2.0 / 512.0, 6.0 / 512.0, "a_better"),
+        ("X", "Z", 1.0, 1.0, "tied"),
+        ("Y", "Z", 2.0 / 256.0, 4.0 / 256.0, "b_better"),
+    ];
+    assert_eq!(got.len(), 3);
+    for ((a, b, p, h, v), (wa, wb, wp, wh, wv)) in got.iter().zip(want) {
+        assert_eq!((a.as_str(), b.as_str(), v.as_str()), (wa, wb, wv));
+        assert!((p - wp).abs() < 1e-12 && (h - wh).abs() < 1e-12, "{a},{b}: p {p} holm {h} vs {wp} {wh}");
+    }
+    let text = one(&conn, "select verdict_text from eval_pairs_v2 where run_a = 'Y'")[0].clone();
+    assert!(text.starts_with("Z better than Y: 9 vs 1 resolved of 10 shared"), "{text}");
+}
+
+/// The same instance graded twice with different verdicts (a re-grade file beside the
+/// first report): a grader flake, kept apart and checked.
+#[test]
+fn grader_flake_two_reports_of_one_instance_disagree() {
+    let dir = std::env::temp_dir().join(format!("sphragis-eval-flake-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (folder, resolved) in [("logs", true), ("regrade", false)] {
+        std::fs::create_dir_all(dir.join(folder).join("demo__a-1")).unwrap();
+        std::fs::write(
+            dir.join(folder).join("demo__a-1/report.json"),
+            format!(r#"{{"demo__a-1": {{"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": true, "resolved": {resolved}, "tests_status": {{"FAIL_TO_PASS": {{"success": [], "failure": []}}, "PASS_TO_PASS": {{"success": [], "failure": []}}}}}}}}"#),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(dir.join("logs/demo__b-2")).unwrap();
+    std::fs::copy(samples().join("base/logs/demo__b-2/report.json"), dir.join("logs/demo__b-2/report.json")).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load_run(&conn, &spec("flaky", "m", None), std::slice::from_ref(&dir)).unwrap();
+    assert_eq!(
+        one(&conn, "select instance_id, reports, classes, resolved_in, not_resolved_in from eval_grader_flakes_v1"),
+        ["demo__a-1", "2", "resolved > unresolved", "1", "1"]
+    );
+    let all = sphragis::check::findings(&conn, sphragis::check::Truncation::default()).unwrap();
+    let f = all.iter().find(|f| f.check_name == "grader_flakes").unwrap();
+    assert_eq!((f.status.as_str(), f.failing, f.tested), ("fail", Some(1), Some(1)));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// pass@k, pass^k, consistency and item analysis on rows written directly: three runs of one
+/// model (X, Y, Z), ten instances; resolved by c runs: i01 3, i02 1, i03 3, i04 1, i05 3,
+/// i06 1, i07 2, i08 1, i09 2, i10 0.
+///   pass@1 = pass^1 = 17/30; pass^2 = (3 * 1 + 2 * C(2,2)/C(3,2)) / 10 = (3 + 2/3) / 10;
+///   pass^3 = 3/10; pass@3 = 9/10 (only i10 never); consistent (c = 0 or 3): 4 of 10.
+///   Items: i01 i03 i05 solved by all, i10 by none, the other six discriminate.
+/// The paired bootstrap (X vs Y, 200 resamples, seed 3) is redrawn here with the generator
+/// the macro documents (MurmurHash3's fmix32 over k * 2654435761 mod 2^32).
+#[test]
+fn pass_hat_k_consistency_items_and_bootstrap_by_hand() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let mut sql = String::from(
+        "insert into eval_run_specs (run, model, runaway_n) values ('X', 'm', 30), ('Y', 'm', 30), ('Z', 'm', 30);",
+    );
+    let resolved = |run: &str, i: u32| match run {
+        "X" => i % 2 == 1,
+        "Y" => [1, 3, 5].contains(&i),
+        _ => i != 10,
+    };
+    for i in 1..=10 {
+        for (file, run) in [(1, "X"), (2, "Y"), (3, "Z")] {
+            let st = if resolved(run, i) { "resolved" } else { "unresolved" };
+            sql.push_str(&format!(
+                "insert into eval_outcomes values ('{run}', 'i{i:02}', '{st}', 'sb-cli-instance', {file});"
+            ));
+        }
+    }
+    conn.execute_batch(&sql).unwrap();
+    let got: Vec<(i64, f64, f64, i64, f64)> = {
+        let mut stmt = conn
+            .prepare(
+                "select k, pass_at_k, pass_hat_k, consistent_instances, consistency from eval_pass_k_v1 order by k",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    // pass@2: 1 - C(3-c, 2)/C(3, 2) is 1 for c >= 2, 1 - 1/3 for c = 1, 0 for c = 0
+    let want =
+        [(1, 17.0 / 30.0, 17.0 / 30.0), (2, (5.0 + 4.0 * 2.0 / 3.0) / 10.0, (3.0 + 2.0 / 3.0) / 10.0), (3, 0.9, 0.3)];
+    assert_eq!(got.len(), 3);
+    for ((k, at, hat, consistent, share), (wk, wat, what)) in got.iter().zip(want) {
+        assert_eq!((*k, *consistent), (wk, 4));
+        assert!((share - 0.4).abs() < 1e-15);
+        assert!(
+            (at - wat).abs() < 1e-12 && (hat - what).abs() < 1e-12,
+            "k {k}: pass@k {at} vs {wat}, pass^k {hat} vs {what}"
+        );
+    }
+    assert_eq!(
+        rows(&conn, "select item, count(*), string_agg(instance_id, ' ' order by instance_id) from eval_item_analysis_v1 group by item order by item")
+            .iter()
+            .map(|r| r.join(" "))
+            .collect::<Vec<_>>(),
+        [
+            "discriminating 6 i02 i04 i06 i07 i08 i09",
+            "solved_by_all 3 i01 i03 i05",
+            "solved_by_none 1 i10"
+        ]
+    );
+    // the bootstrap, redrawn
+    let d: Vec<f64> =
+        (1..=10).map(|i| f64::from(u8::from(resolved("X", i))) - f64::from(u8::from(resolved("Y", i)))).collect();
+    let n = d.len() as u64;
+    let pick = |k: u64| {
+        let mut h = k.wrapping_mul(2654435761) % (1 << 32);
+        h ^= h >> 16;
+        h = h * 0x85eb_ca6b % (1 << 32);
+        h ^= h >> 13;
+        h = h * 0xc2b2_ae35 % (1 << 32);
+        h ^= h >> 16;
+        ((h * n) >> 32) as usize
+    };
+    let mut means: Vec<f64> =
+        (0..200u64).map(|b| (0..n).map(|t| d[pick(3 + b * n + t)]).sum::<f64>() / n as f64).collect();
+    means.sort_by(f64::total_cmp);
+    let quantile = |p: f64| {
+        let h = (means.len() - 1) as f64 * p;
+        let (lo, hi) = (h.floor() as usize, (h.floor() as usize + 1).min(means.len() - 1));
+        means[lo] + (h - h.floor()) * (means[hi] - means[lo])
+    };
+    let (lo, hi): (f64, f64) = conn
+        .query_row(
+            "select ci_low, ci_high from eval_pair_bootstrap_at_v1(200, 3) where run_a = 'X' and run_b = 'Y'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!((lo - quantile(0.025)).abs() < 1e-12 && (hi - quantile(0.975)).abs() < 1e-12, "{lo} {hi}");
+    assert!(
+        (float(&conn, "select difference from eval_pair_bootstrap_at_v1(200, 3) where run_a = 'X' and run_b = 'Y'")
+            - 0.2)
+            .abs()
+            < 1e-15
     );
 }

@@ -605,10 +605,10 @@ fn runs_section_charts_every_run_and_links_its_instances() {
 
     let links: std::collections::BTreeMap<(String, String), (i64, Vec<String>)> = drill_links(&dom)
         .into_iter()
-        .filter(|l| l.link.starts_with("eval_runs_v2."))
+        .filter(|l| l.link.starts_with("eval_runs_v3."))
         .map(|l| {
             (
-                (l.link["eval_runs_v2.".len()..].to_string(), l.key[4..].to_string()),
+                (l.link["eval_runs_v3.".len()..].to_string(), l.key[4..].to_string()),
                 (l.count, l.ids.into_iter().collect()),
             )
         })
@@ -619,27 +619,22 @@ fn runs_section_charts_every_run_and_links_its_instances() {
         // base: a R, b U, c U, d U, e no outcome
         (("instances", "base"), all5),
         (("trajectories", "base"), all5),
-        (("n", "base"), "a-1 b-2 c-3 d-4"),
         (("resolved", "base"), "a-1"),
         (("no_outcome", "base"), "e-5"),
-        // ft1: a R, b R, c U (the per-instance report wins), d U, e error
+        // ft1: a R, b R, c U (the per-instance report wins), d U, e error (left out of graded)
         (("instances", "ft1"), all5),
         (("trajectories", "ft1"), all5),
-        (("n", "ft1"), all5),
         (("resolved", "ft1"), "a-1 b-2"),
         (("evaluator_errors", "ft1"), "e-5"),
         // ft2: resolved a b d; c, e implied unresolved
         (("instances", "ft2"), all5),
         (("trajectories", "ft2"), all5),
-        (("n", "ft2"), all5),
         (("resolved", "ft2"), "a-1 b-2 d-4"),
         // ft2-repeat: keyed reports only (no trajectory); a R, d R
         (("instances", "ft2-repeat"), all5),
-        (("n", "ft2-repeat"), all5),
         (("resolved", "ft2-repeat"), "a-1 d-4"),
         // ft2-resumed: resolved a b c, nothing else named
         (("instances", "ft2-resumed"), "a-1 b-2 c-3"),
-        (("n", "ft2-resumed"), "a-1 b-2 c-3"),
         (("resolved", "ft2-resumed"), "a-1 b-2 c-3"),
     ];
     let expected: std::collections::BTreeMap<(String, String), (i64, Vec<String>)> = expected

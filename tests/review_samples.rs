@@ -214,6 +214,7 @@ fn every_view_answers_without_sphragis_functions() {
                 "report_diff_at_v1" => format!("{name}('refine_removals_v1', ['org'], 'v2', 'v3')"),
                 "sft_view_positions_at_v1" => format!("{name}('no-such-view')"),
                 "check_sft_truncation_at_v1" | "check_findings_at_v1" => format!("{name}(8192, 'right')"),
+                "eval_pair_bootstrap_at_v1" => format!("{name}(200, 0)"),
                 other => panic!("macro {other}: add its arguments here"),
             },
             other => panic!("{name}: unknown kind {other}"),

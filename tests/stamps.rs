@@ -172,8 +172,8 @@ fn macros_are_callable_from_a_stock_client() {
     );
     assert_eq!(
         rows,
-        serde_json::json!([{"kind": "macro", "n": 12}]),
-        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions), the 5 of diff (example moves and version diff, v1 and v2; report diff) and the 2 of check (check_sft_truncation_at_v1, check_findings_at_v1)"
+        serde_json::json!([{"kind": "macro", "n": 13}]),
+        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions), the 5 of diff (example moves and version diff, v1 and v2; report diff), the 2 of check (check_sft_truncation_at_v1, check_findings_at_v1) and the paired bootstrap of runs (eval_pair_bootstrap_at_v1)"
     );
     // the verdict from a stock client, at another training length
     let rows = stock_rows(

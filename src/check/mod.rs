@@ -453,11 +453,15 @@ pub const CHECKS: &[CheckInfo] = checks![
     "trains_nothing_after_truncation", "sft", "check_sft_truncation_at_v1", "training views that train nothing once truncated";
     "final_report_lost_after_truncation", "sft", "check_sft_truncation_at_v1", "training views whose supervised final report truncation cuts";
     "instances_without_outcome", "eval", "check_eval_v1", "instances of a run that no file grades";
-    "evaluator_errors_counted", "eval", "check_eval_v1", "evaluator errors counted as unresolved in the resolve rate";
+    "evaluator_errors_counted", "eval", "check_eval_v1", "ungraded instances (errors, infra failures, not run) a run report counts in its denominator";
+    "infra_failures", "eval", "check_eval_v1", "instances whose environment broke: left out of the graded rate";
     "implied_unresolved", "eval", "check_eval_v1", "instances counted unresolved only because a run-level list omits them";
     "outcome_sources_disagree", "eval", "check_eval_v1", "instances whose outcome files disagree";
     "rerun_after_retry_error", "eval", "check_eval_v1", "instances re-run in a later batch after a RetryError";
     "continued_run", "eval", "check_eval_v1", "runs that continue another: never independent repeats";
+    "populations_differ", "eval", "check_eval_v1", "runs whose run report and trajectories cover different instances";
+    "grader_flakes", "eval", "check_eval_v1", "instances the evaluator graded twice with different verdicts";
+    "pair_attrition", "eval", "check_eval_v1", "instances graded by only one run of a compared pair";
 ];
 
 /// The areas a check belongs to.

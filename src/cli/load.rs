@@ -104,7 +104,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
 
 /// `load run NAME --model M [--harness H] [--continues RUN] FILES/DIRS...`
 fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
-    use crate::eval::load::{RunSpec, check_spec, expand, load_file};
+    use crate::eval::load::{RunSpec, check_spec, expand, load_run};
     let usage = |m: &str| CliError { error: anyhow::anyhow!("{m}"), exit_code: 2 };
     let (name, paths) = args.files.split_first().expect("clap requires one");
     if paths.is_empty() {
@@ -124,21 +124,14 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     }
     let conn = crate::db::open(db)?;
     check_spec(&conn, &spec)?;
-    let bar = ui.spinner(format!("loading run {}", spec.name), "files");
-    for (n, file) in files.iter().enumerate() {
-        let outcome = load_file(&conn, &spec, file);
-        bar.set_position(n as u64 + 1);
-        match outcome {
-            Ok(o) => bar.suspend(|| report_outcome(InputKind::Run, o))?,
-            Err(e) => {
-                bar.finish_and_clear();
-                return Err(e.into());
-            }
-        }
-    }
+    let bar = ui.spinner(format!("loading run {} ({} files, whole or not at all)", spec.name, files.len()), "files");
+    let outcomes = load_run(&conn, &spec, &files);
     bar.finish_and_clear();
-    for path in &skipped {
-        super::outln!("not a run file, not read: {}", path.display())?;
+    for outcome in outcomes? {
+        report_outcome(InputKind::Run, outcome)?;
+    }
+    for s in &skipped {
+        super::outln!("not read: {} ({})", s.path.display(), s.why)?;
     }
     Ok(())
 }

@@ -47,6 +47,14 @@ pub struct Args {
     /// tokens, left the last N) [default: right].
     #[arg(long, value_enum)]
     pub side: Option<SideArg>,
+    /// eval-bootstrap: resamples of the paired bootstrap (>= 1), computed by the table
+    /// macro eval_pair_bootstrap_at_v1 instead of the view's 2000 [default with --seed: 2000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub resamples: Option<u32>,
+    /// eval-bootstrap: the seed of the paired bootstrap's generator [default with
+    /// --resamples: 0].
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u32>,
 }
 
 /// Output format of `report`: the shared formats plus `html`.
@@ -75,13 +83,28 @@ fn parse_weight(text: &str) -> Result<f64, String> {
 /// Report groups: one name for several reports.
 const GROUPS: &[(&str, &[&str])] = &[
     ("behaviour", &["thinking", "tools", "test-runs", "final-report", "context"]),
-    ("runs", &["eval-runs", "eval-symptoms", "eval-pairs", "eval-repeats", "eval-pass-at-k"]),
+    (
+        "runs",
+        &[
+            "eval-runs",
+            "eval-populations",
+            "eval-symptoms",
+            "eval-pairs",
+            "eval-bootstrap",
+            "eval-repeats",
+            "eval-pass-at-k",
+            "eval-pass-k",
+            "eval-items",
+            "eval-grader-flakes",
+        ],
+    ),
 ];
 
 fn report_list() -> String {
     let mut s = String::from(
         "Reports (groups: behaviour = thinking, tools, test-runs, final-report, context; \
-         runs = eval-runs, eval-symptoms, eval-pairs, eval-repeats, eval-pass-at-k):\n",
+         runs = eval-runs, eval-populations, eval-symptoms, eval-pairs, eval-bootstrap, eval-repeats, eval-pass-at-k, \
+         eval-pass-k, eval-items, eval-grader-flakes):\n",
     );
     for r in REPORTS {
         match r.macro_name {
@@ -138,9 +161,13 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
             },
         })
     };
+    let bootstrap = (args.resamples.is_some() || args.seed.is_some())
+        .then(|| Arguments::Bootstrap { resamples: args.resamples.unwrap_or(2000), seed: args.seed.unwrap_or(0) });
     let truncation = truncation_for(&[8192, 16384, 32768, 65536]);
     let truncation_views = truncation_for(&[32768]);
-    for (given, report) in [(&weights, "weights"), (&budget, "budget"), (&truncation, "truncation")] {
+    for (given, report) in
+        [(&weights, "weights"), (&budget, "budget"), (&truncation, "truncation"), (&bootstrap, "eval-bootstrap")]
+    {
         if given.is_some()
             && !chosen.iter().any(|r| r.name == report || r.name == "truncation-views" && report == "truncation")
         {
@@ -158,6 +185,7 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         "budget" => budget.as_ref(),
         "truncation" => truncation.as_ref(),
         "truncation-views" => truncation_views.as_ref(),
+        "eval-bootstrap" => bootstrap.as_ref(),
         _ => None,
     };
     let tables = report::run_many(&conn, &chosen, args.version.as_deref(), arguments_of)?;
@@ -167,6 +195,7 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         "weights": weights.as_ref().map(|a| a.to_sql()).transpose()?,
         "budget": budget.as_ref().map(|a| a.to_sql()).transpose()?,
         "truncation": truncation.as_ref().map(|a| a.to_sql()).transpose()?,
+        "bootstrap": bootstrap.as_ref().map(|a| a.to_sql()).transpose()?,
     });
     let context = match &args.out {
         Some(_) => report::ExportContext::of(&conn, db, options)?,

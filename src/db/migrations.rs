@@ -120,6 +120,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0016_checks.sql",
         sql: include_str!("../../migrations/0016_checks.sql"),
     },
+    Migration {
+        version: 17,
+        description: "eval_outcome_classes",
+        file: "0017_eval_outcome_classes.sql",
+        sql: include_str!("../../migrations/0017_eval_outcome_classes.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -3,14 +3,18 @@
 //! | shape | what it is | how it is told |
 //! |---|---|---|
 //! | `exit-statuses` | mini-swe-agent batch `exit_statuses_<unix time>.yaml`: `instances_by_exit_status: {Status: [ids]}` | `.yaml` / `.yml` |
-//! | `sb-cli-run` | sb-cli run report: `resolved_ids`, `unresolved_ids`, `error_ids` (+ counts) | a JSON object with `resolved_ids` |
+//! | `swebench-run-report` | SWE-bench harness run report (`make_run_report`, `schema_version` 2): `resolved_ids`, `unresolved_ids`, `empty_patch_ids`, `error_ids`, `incomplete_ids`, `infra_failure_ids`, `ambiguous_failure_ids`, `failure_reasons`, `completed_ids`, `submitted_ids` (+ `*_instances` counts) | a JSON object with `resolved_ids` and one of `empty_patch_ids`, `infra_failure_ids`, `ambiguous_failure_ids` |
+//! | `sb-cli-run` | sb-cli run report: the same lists and `pending_ids`, `failed_ids` | a JSON object with `resolved_ids` |
+//! | `sb-cli-counts` | sb-cli report with counts only (`total_instances`, `resolved_instances`, ...; sb-cli#27): run-level figures, no instance | `resolved_instances` is a number, no `resolved_ids` |
 //! | `harness-summary` | older SWE-bench harness summary `{"resolved": [ids], ...}` | `resolved` is an array |
 //! | `sb-cli-instance` | per-instance `report.json`, `resolved` at the top; the instance is its folder (`logs/<id>/report.json`) | `resolved` is a boolean |
 //! | `swebench-report` | harness per-instance `report.json` keyed by id `{"<id>": {"resolved": ...}}` | one key holding an object with `resolved` |
 //! | trajectories | any format [`detect_and_read`] reads | everything else |
 //!
 //! Per-instance reports are read by the SFT reader ([`read_report`]), strictly: a file with
-//! the shape of one that the reader refuses is an error, never a trajectory.
+//! the shape of one that the reader refuses is an error, never a trajectory. Files a run
+//! folder holds that are neither ([`KNOWN_RUN_FILES`]: summaries, predictions, configs) are
+//! skipped by name and listed.
 
 use super::symptoms::{Recorded, recorded};
 use crate::ingest::InputError;
@@ -19,38 +23,116 @@ use anyhow::Result;
 use serde_json::Value;
 use std::path::Path;
 
-/// An evaluator status of one instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The outcome class of one instance of a run (`eval_outcomes.status`).
+///
+/// Source of the classes: the SWE-bench harness's run report (`make_run_report`, schema
+/// version 2: `resolved_ids`, `unresolved_ids`, `error_ids`, `empty_patch_ids`,
+/// `incomplete_ids`, and since SWE-bench PR #594 `infra_failure_ids`) and its per-instance
+/// `report.json` (`patch_is_None`, `infra_failure`); sb-cli adds `pending_ids` and
+/// `failed_ids`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Status {
+    /// Graded, resolved.
     Resolved,
+    /// Graded, not resolved.
     Unresolved,
-    /// The evaluator could not grade it (sb-cli `error_ids`): not resolved.
+    /// The prediction had no patch (`empty_patch_ids`, `patch_is_None`): a model failure,
+    /// graded as not resolved.
+    EmptyPatch,
+    /// The evaluator could not grade it (`error_ids`, sb-cli `failed_ids`): never a
+    /// model failure.
     Error,
+    /// The environment broke (`infra_failure_ids`, `infra_failure: true`): never a model
+    /// failure.
+    InfraFailure,
+    /// Never graded: no prediction reached the harness (`incomplete_ids`) or its grading
+    /// is pending (sb-cli `pending_ids`).
+    NotRun,
 }
 
 impl Status {
-    /// `resolved`, `unresolved` or `error`, as stored in `eval_outcomes.status`.
+    /// `resolved`, `unresolved`, `empty_patch`, `error`, `infra_failure` or `not_run`, as
+    /// stored in `eval_outcomes.status`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Resolved => "resolved",
             Status::Unresolved => "unresolved",
+            Status::EmptyPatch => "empty_patch",
             Status::Error => "error",
+            Status::InfraFailure => "infra_failure",
+            Status::NotRun => "not_run",
         }
     }
+}
+
+/// One instance as a run-level report lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    pub instance_id: String,
+    pub status: Status,
+    /// In `ambiguous_failure_ids`: the harness saw a signature that a broken environment
+    /// or a bad patch can leave; the class stays as listed.
+    pub ambiguous: bool,
+    /// `failure_reasons[instance_id]` (e.g. `out_of_memory`), when given.
+    pub reason: Option<String>,
+}
+
+/// The run-level figures a harness or sb-cli report states (`*_instances` counts; `None`
+/// when the report does not give one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReportedCounts {
+    /// `schema_version` (2 for the current harness and sb-cli).
+    pub schema_version: Option<i64>,
+    /// True when the report lists instance ids; false for a count-only report (sb-cli#27),
+    /// whose per-instance figures are not known.
+    pub per_instance: bool,
+    /// The counts, by their field names without `_instances` (`total`, `submitted`,
+    /// `completed`, `resolved`, `unresolved`, `error`, `empty_patch`, `infra_failure`,
+    /// `ambiguous_failure`, `pending`, `failed`, `incomplete`).
+    pub counts: std::collections::BTreeMap<&'static str, i64>,
 }
 
 /// One file of a run, read.
 #[derive(Debug)]
 pub enum RunFile {
     /// A per-instance report (`shape` `sb-cli-instance` or `swebench-report`).
-    InstanceReport { shape: &'static str, instance_id: String, status: Status },
-    /// A run-level report listing ids (`shape` `sb-cli-run` or `harness-summary`); unlisted
-    /// instances of the run are implied unresolved.
-    Listing { shape: &'static str, outcomes: Vec<(String, Status)> },
+    InstanceReport { shape: &'static str, instance_id: String, status: Status, reason: Option<String> },
+    /// A run-level report (`shape` `swebench-run-report` (the harness's),
+    /// `sb-cli-run`, `sb-cli-counts` (counts only) or `harness-summary`); `reported` is
+    /// `None` for the older harness summary, which states no counts.
+    Listing { shape: &'static str, outcomes: Vec<Listed>, reported: Option<ReportedCounts> },
     /// One batch's exit statuses, in file order.
     ExitStatuses { statuses: Vec<(String, String)> },
     /// Trajectories with what their file records beside the messages (same order).
     Trajectories(Vec<(Trajectory, Recorded)>),
+}
+
+/// Files a run folder holds that are not outcomes nor trajectories, known by name: each
+/// is skipped and listed with what it is (lowercase name or `*` suffix, what it is).
+pub const KNOWN_RUN_FILES: &[(&str, &str)] = &[
+    ("results_summary.json", "a summary derived from the per-instance reports"),
+    ("resolved_by_repo.json", "a summary derived from results.json"),
+    ("resolved_by_time.json", "a summary derived from results.json"),
+    ("preds.json", "the run's predictions (patches), not outcomes"),
+    ("all_preds.jsonl", "the run's predictions (patches), not outcomes"),
+    ("predictions.json", "the run's predictions (patches), not outcomes"),
+    ("predictions.jsonl", "the run's predictions (patches), not outcomes"),
+    ("metadata.yaml", "the submission's metadata (SWE-bench experiments)"),
+    ("args.yaml", "the agent's configuration"),
+    ("config.yaml", "the agent's configuration"),
+    ("*.config.yaml", "the agent's configuration"),
+    ("*.response.json", "sb-cli's response beside its report"),
+    ("scorecards.json", "SWE-agent's scorecards (the outcomes are in the report files)"),
+    ("model_stats.json", "the model's cost and call counts"),
+];
+
+/// What a known non-outcome file of a run folder is ([`KNOWN_RUN_FILES`]), by its name.
+pub fn known_run_file(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    KNOWN_RUN_FILES.iter().find_map(|(pattern, what)| match pattern.strip_prefix('*') {
+        Some(suffix) => name.ends_with(suffix).then_some(*what),
+        None => (name == *pattern).then_some(*what),
+    })
 }
 
 /// Reads one run file (`text` is its whole content; `path` names it in errors and, for a
@@ -68,13 +150,20 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
     let value: Option<Value> = serde_json::from_str(body).ok();
     if let Some(Value::Object(o)) = &value {
         if o.contains_key("resolved_ids") {
-            return sb_cli_run(path, o);
+            return run_report(path, o);
+        }
+        if o.get("resolved_instances").is_some_and(Value::is_number) && o.contains_key("total_instances") {
+            return count_only_report(path, o);
         }
         if let Some(Value::Array(_)) = o.get("resolved") {
             let ids = id_list(path, o, "resolved")?.unwrap_or_default();
             return Ok(RunFile::Listing {
                 shape: "harness-summary",
-                outcomes: ids.into_iter().map(|id| (id, Status::Resolved)).collect(),
+                outcomes: ids
+                    .into_iter()
+                    .map(|instance_id| Listed { instance_id, status: Status::Resolved, ambiguous: false, reason: None })
+                    .collect(),
+                reported: None,
             });
         }
     }
@@ -85,10 +174,21 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
         let instance_id = report.instance_id.ok_or_else(|| {
             InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/")
         })?;
+        let o = &report.outcome;
+        let status = if o.infra_failure == Some(true) {
+            Status::InfraFailure
+        } else if o.patch_is_none == Some(true) {
+            Status::EmptyPatch
+        } else if o.resolved {
+            Status::Resolved
+        } else {
+            Status::Unresolved
+        };
         return Ok(RunFile::InstanceReport {
             shape: if report.nested { "swebench-report" } else { "sb-cli-instance" },
             instance_id,
-            status: status(report.outcome.resolved),
+            status,
+            reason: o.infra_failure_reason.clone(),
         });
     }
     let read = detect_and_read(path, text)?;
@@ -112,10 +212,6 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
     ))
 }
 
-fn status(resolved: bool) -> Status {
-    if resolved { Status::Resolved } else { Status::Unresolved }
-}
-
 /// `o[key]` as a list of strings (`None` when absent); errors name the field and item.
 fn id_list(path: &Path, o: &serde_json::Map<String, Value>, key: &str) -> Result<Option<Vec<String>>> {
     let Some(v) = o.get(key) else { return Ok(None) };
@@ -134,36 +230,172 @@ fn id_list(path: &Path, o: &serde_json::Map<String, Value>, key: &str) -> Result
         .map(Some)
 }
 
-/// sb-cli's run report: `resolved_ids`, `unresolved_ids`, `error_ids`; each count it also
-/// gives (`resolved_instances`, `unresolved_instances`, `error_instances`) must match.
-fn sb_cli_run(path: &Path, o: &serde_json::Map<String, Value>) -> Result<RunFile> {
-    let mut outcomes: Vec<(String, Status)> = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    for (key, count_key, st) in [
-        ("resolved_ids", "resolved_instances", Status::Resolved),
-        ("unresolved_ids", "unresolved_instances", Status::Unresolved),
-        ("error_ids", "error_instances", Status::Error),
-    ] {
-        let ids = id_list(path, o, key)?.unwrap_or_default();
-        if let Some(count) = o.get(count_key).and_then(Value::as_u64)
-            && count != ids.len() as u64
-        {
-            return Err(InputError::at(
-                path,
-                None,
-                Some(count_key),
-                format!("says {count} but {key} lists {}", ids.len()),
-            )
-            .into());
-        }
-        for id in ids {
-            if let Some(other) = seen.insert(id.clone(), key) {
-                return Err(InputError::at(path, None, Some(key), format!("{id} is also in {other}")).into());
-            }
-            outcomes.push((id, st));
+/// The outcome lists of a run report, each id in at most one (field, class).
+const OUTCOME_LISTS: [(&str, Status); 7] = [
+    ("resolved_ids", Status::Resolved),
+    ("unresolved_ids", Status::Unresolved),
+    ("empty_patch_ids", Status::EmptyPatch),
+    ("error_ids", Status::Error),
+    ("failed_ids", Status::Error),
+    ("incomplete_ids", Status::NotRun),
+    ("pending_ids", Status::NotRun),
+];
+
+/// The counts a run report may state (field without `_instances`).
+const COUNTS: [&str; 12] = [
+    "total",
+    "submitted",
+    "completed",
+    "resolved",
+    "unresolved",
+    "error",
+    "empty_patch",
+    "infra_failure",
+    "ambiguous_failure",
+    "pending",
+    "failed",
+    "incomplete",
+];
+
+/// `o[key]` as a whole number, when present; errors name the field.
+fn count(path: &Path, o: &serde_json::Map<String, Value>, key: &str) -> Result<Option<i64>> {
+    match o.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_i64()
+            .filter(|n| *n >= 0)
+            .map(Some)
+            .ok_or_else(|| InputError::at(path, None, Some(key), "expected a count (a whole number >= 0)").into()),
+    }
+}
+
+/// The counts a report states, by name ([`COUNTS`]).
+fn reported_counts(path: &Path, o: &serde_json::Map<String, Value>, per_instance: bool) -> Result<ReportedCounts> {
+    let mut counts = std::collections::BTreeMap::new();
+    for name in COUNTS {
+        if let Some(n) = count(path, o, &format!("{name}_instances"))? {
+            counts.insert(name, n);
         }
     }
-    Ok(RunFile::Listing { shape: "sb-cli-run", outcomes })
+    Ok(ReportedCounts { schema_version: count(path, o, "schema_version")?, per_instance, counts })
+}
+
+/// A run report with id lists: the SWE-bench harness's (`make_run_report`, schema
+/// version 2) or sb-cli's. Classes: [`OUTCOME_LISTS`], each id in one of them;
+/// `infra_failure_ids` (additive in the harness: the ids stay in `unresolved_ids` or
+/// `error_ids`) makes the class an infra failure; `ambiguous_failure_ids` flags the id and
+/// keeps its class; `failure_reasons` gives the reason of either. A `submitted_ids` or
+/// `completed_ids` id in no outcome list is not run (sb-cli: pending).
+///
+/// Errors (file, field): a list that is not a list of ids; an id in two outcome lists; an
+/// infra or ambiguous failure that is resolved; a resolved or unresolved id missing from
+/// `completed_ids`, or a completed id missing from `submitted_ids`, when those are given;
+/// a count `<x>_instances` that contradicts its list `<x>_ids`; a reason that is not text.
+fn run_report(path: &Path, o: &serde_json::Map<String, Value>) -> Result<RunFile> {
+    let err = |field: &str, m: String| -> anyhow::Error { InputError::at(path, None, Some(field), m).into() };
+    let mut class: std::collections::BTreeMap<String, (Status, &str)> = std::collections::BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    let mut lists: std::collections::BTreeMap<&str, Vec<String>> = std::collections::BTreeMap::new();
+    for key in ["infra_failure_ids", "ambiguous_failure_ids", "completed_ids", "submitted_ids"]
+        .into_iter()
+        .chain(OUTCOME_LISTS.iter().map(|(k, _)| *k))
+    {
+        if let Some(ids) = id_list(path, o, key)? {
+            lists.insert(key, ids);
+        }
+    }
+    for (key, status) in OUTCOME_LISTS {
+        for id in lists.get(key).into_iter().flatten() {
+            if let Some((_, other)) = class.insert(id.clone(), (status, key)) {
+                return Err(err(key, format!("{id} is also in {other}")));
+            }
+            order.push(id.clone());
+        }
+    }
+    for name in COUNTS {
+        let (count_key, key) = (format!("{name}_instances"), format!("{name}_ids"));
+        if let (Some(n), Some(ids)) = (count(path, o, &count_key)?, lists.get(key.as_str()))
+            && n != ids.len() as i64
+        {
+            return Err(err(&count_key, format!("says {n} but {key} lists {}", ids.len())));
+        }
+    }
+    if let Some(completed) = lists.get("completed_ids") {
+        let completed: std::collections::HashSet<&String> = completed.iter().collect();
+        for key in ["resolved_ids", "unresolved_ids"] {
+            if let Some(id) = lists.get(key).into_iter().flatten().find(|id| !completed.contains(id)) {
+                return Err(err(key, format!("{id} is not in completed_ids (only a completed instance is graded)")));
+            }
+        }
+    }
+    if let (Some(completed), Some(submitted)) = (lists.get("completed_ids"), lists.get("submitted_ids")) {
+        let submitted: std::collections::HashSet<&String> = submitted.iter().collect();
+        if let Some(id) = completed.iter().find(|id| !submitted.contains(id)) {
+            return Err(err("completed_ids", format!("{id} is not in submitted_ids")));
+        }
+    }
+    let mut reasons = std::collections::HashMap::new();
+    match o.get("failure_reasons") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(m)) => {
+            for (id, why) in m {
+                let Some(why) = why.as_str() else {
+                    return Err(err(&format!("failure_reasons.{id}"), "expected a reason (text)".into()));
+                };
+                reasons.insert(id.clone(), why.to_string());
+            }
+        }
+        Some(_) => return Err(err("failure_reasons", "expected an object of instance id: reason".into())),
+    }
+    let mut ambiguous = std::collections::HashSet::new();
+    for (key, infra) in [("infra_failure_ids", true), ("ambiguous_failure_ids", false)] {
+        for id in lists.get(key).into_iter().flatten() {
+            match class.get_mut(id) {
+                Some((Status::Resolved, _)) => {
+                    return Err(err(key, format!("{id} is also in resolved_ids: a resolved instance did not fail")));
+                }
+                Some((status, _)) if infra => *status = Status::InfraFailure,
+                Some(_) => {}
+                None => {
+                    class.insert(id.clone(), (if infra { Status::InfraFailure } else { Status::Unresolved }, key));
+                    order.push(id.clone());
+                }
+            }
+            if !infra {
+                ambiguous.insert(id.clone());
+            }
+        }
+    }
+    for key in ["submitted_ids", "completed_ids"] {
+        for id in lists.get(key).into_iter().flatten() {
+            if !class.contains_key(id) {
+                class.insert(id.clone(), (Status::NotRun, key));
+                order.push(id.clone());
+            }
+        }
+    }
+    let outcomes = order
+        .into_iter()
+        .map(|id| {
+            let status = class[&id].0;
+            Listed { ambiguous: ambiguous.contains(&id), reason: reasons.get(&id).cloned(), instance_id: id, status }
+        })
+        .collect();
+    // the harness's make_run_report writes these; sb-cli writes pending_ids / failed_ids
+    let harness = ["empty_patch_ids", "infra_failure_ids", "ambiguous_failure_ids", "empty_patch_instances"]
+        .iter()
+        .any(|k| o.contains_key(*k));
+    let shape = if harness { "swebench-run-report" } else { "sb-cli-run" };
+    Ok(RunFile::Listing { shape, outcomes, reported: Some(reported_counts(path, o, true)?) })
+}
+
+/// sb-cli's report with counts and no id lists (sb-cli#27): run-level figures only.
+fn count_only_report(path: &Path, o: &serde_json::Map<String, Value>) -> Result<RunFile> {
+    Ok(RunFile::Listing {
+        shape: "sb-cli-counts",
+        outcomes: Vec::new(),
+        reported: Some(reported_counts(path, o, false)?),
+    })
 }
 
 /// The batch file; serde_norway's `Mapping` keeps the statuses in file order.
@@ -257,15 +489,22 @@ mod tests {
         assert!(err.contains("e.yaml:1: field `instances_by_exit_status`"), "{err}");
     }
 
+    fn listed(id: &str, status: Status) -> Listed {
+        Listed { instance_id: id.into(), status, ambiguous: false, reason: None }
+    }
+
     #[test]
     fn sb_cli_run_report_lists_and_checks_its_counts() {
         let text = r#"{"resolved_instances": 1, "resolved_ids": ["a"], "unresolved_ids": ["b"], "error_ids": ["c"]}"#;
-        let RunFile::Listing { shape, outcomes } = read(p("r.json"), text).unwrap() else { panic!() };
+        let RunFile::Listing { shape, outcomes, reported } = read(p("r.json"), text).unwrap() else { panic!() };
         assert_eq!(shape, "sb-cli-run");
         assert_eq!(
             outcomes,
-            [("a".into(), Status::Resolved), ("b".into(), Status::Unresolved), ("c".into(), Status::Error)]
+            [listed("a", Status::Resolved), listed("b", Status::Unresolved), listed("c", Status::Error)]
         );
+        let reported = reported.unwrap();
+        assert!(reported.per_instance);
+        assert_eq!(reported.counts.get("resolved"), Some(&1));
         let err = read(p("r.json"), r#"{"resolved_instances": 2, "resolved_ids": ["a"]}"#).unwrap_err().to_string();
         assert!(err.contains("resolved_instances") && err.contains("says 2 but resolved_ids lists 1"), "{err}");
         let err = read(p("r.json"), r#"{"resolved_ids": ["a"], "error_ids": ["a"]}"#).unwrap_err().to_string();
@@ -274,24 +513,114 @@ mod tests {
         assert!(err.contains("resolved_ids[1]"), "{err}");
     }
 
+    /// A harness run report (schema version 2) with every class: infra and ambiguous
+    /// failures are additive (they stay in unresolved_ids / error_ids), as SWE-bench #594
+    /// writes them.
+    #[test]
+    fn harness_run_report_v2_keeps_every_outcome_class() {
+        let text = r#"{"total_instances": 7, "submitted_instances": 6, "completed_instances": 4,
+            "resolved_instances": 1, "unresolved_instances": 3, "infra_failure_instances": 1,
+            "ambiguous_failure_instances": 1, "empty_patch_instances": 1, "error_instances": 1,
+            "completed_ids": ["a", "b", "c", "d"], "incomplete_ids": ["g"], "empty_patch_ids": ["e"],
+            "submitted_ids": ["a", "b", "c", "d", "e", "f"], "resolved_ids": ["a"], "unresolved_ids": ["b", "c", "d"],
+            "infra_failure_ids": ["c"], "ambiguous_failure_ids": ["d"],
+            "failure_reasons": {"c": "out_of_memory", "d": "tests_timed_out"}, "error_ids": ["f"], "schema_version": 2}"#;
+        let RunFile::Listing { shape, mut outcomes, reported } = read(p("m.run1.json"), text).unwrap() else {
+            panic!()
+        };
+        assert_eq!(shape, "swebench-run-report");
+        outcomes.sort_by(|x, y| x.instance_id.cmp(&y.instance_id));
+        let got: Vec<(&str, Status, bool, Option<&str>)> =
+            outcomes.iter().map(|l| (l.instance_id.as_str(), l.status, l.ambiguous, l.reason.as_deref())).collect();
+        assert_eq!(
+            got,
+            [
+                ("a", Status::Resolved, false, None),
+                ("b", Status::Unresolved, false, None),
+                ("c", Status::InfraFailure, false, Some("out_of_memory")),
+                ("d", Status::Unresolved, true, Some("tests_timed_out")),
+                ("e", Status::EmptyPatch, false, None),
+                ("f", Status::Error, false, None),
+                ("g", Status::NotRun, false, None),
+            ]
+        );
+        let reported = reported.unwrap();
+        assert_eq!((reported.schema_version, reported.counts["total"], reported.counts["submitted"]), (Some(2), 7, 6));
+        // contradictions are refused, naming the field
+        let err = read(p("r.json"), r#"{"resolved_ids": ["a"], "infra_failure_ids": ["a"], "schema_version": 2}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("infra_failure_ids") && err.contains("a is also in resolved_ids"), "{err}");
+        let err = read(p("r.json"), r#"{"resolved_ids": ["a"], "completed_ids": [], "schema_version": 2}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("field `resolved_ids`") && err.contains("a is not in completed_ids"), "{err}");
+        let err = read(p("r.json"), r#"{"resolved_ids": [], "infra_failure_instances": 1, "infra_failure_ids": []}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("says 1 but infra_failure_ids lists 0"), "{err}");
+    }
+
+    #[test]
+    fn count_only_report_is_run_level_figures() {
+        let text =
+            r#"{"total_instances": 500, "submitted_instances": 30, "resolved_instances": 12, "error_instances": 1}"#;
+        let RunFile::Listing { shape, outcomes, reported } = read(p("sb.json"), text).unwrap() else { panic!() };
+        assert_eq!((shape, outcomes.len()), ("sb-cli-counts", 0));
+        let reported = reported.unwrap();
+        assert!(!reported.per_instance);
+        assert_eq!(
+            (reported.counts["total"], reported.counts["resolved"], reported.counts.get("unresolved")),
+            (500, 12, None)
+        );
+    }
+
+    #[test]
+    fn known_run_files_by_name() {
+        assert!(known_run_file(p("run/results_summary.json")).is_some());
+        assert!(known_run_file(p("run/x.response.json")).is_some());
+        assert!(known_run_file(p("run/run_batch.config.yaml")).is_some());
+        assert_eq!(known_run_file(p("run/exit_statuses_1.0.yaml")), None);
+        assert_eq!(known_run_file(p("logs/a/report.json")), None);
+    }
+
     #[test]
     fn per_instance_reports_in_both_shapes_and_the_old_summary() {
         let flat = r#"{"resolved": true, "tests_status": {"FAIL_TO_PASS": {"success": ["t"], "failure": []}, "PASS_TO_PASS": {"success": [], "failure": []}}}"#;
-        let RunFile::InstanceReport { shape, instance_id, status } = read(p("logs/x__y-1/report.json"), flat).unwrap()
+        let RunFile::InstanceReport { shape, instance_id, status, .. } =
+            read(p("logs/x__y-1/report.json"), flat).unwrap()
         else {
             panic!()
         };
         assert_eq!((shape, instance_id.as_str(), status), ("sb-cli-instance", "x__y-1", Status::Resolved));
         let keyed = r#"{"x__y-2": {"resolved": false}}"#;
-        let RunFile::InstanceReport { shape, instance_id, status } = read(p("report.json"), keyed).unwrap() else {
+        let RunFile::InstanceReport { shape, instance_id, status, .. } = read(p("report.json"), keyed).unwrap() else {
             panic!()
         };
         assert_eq!((shape, instance_id.as_str(), status), ("swebench-report", "x__y-2", Status::Unresolved));
-        let RunFile::Listing { shape, outcomes } =
+        let RunFile::Listing { shape, outcomes, reported } =
             read(p("results.json"), r#"{"resolved": ["a"], "applied": ["a", "b"]}"#).unwrap()
         else {
             panic!()
         };
-        assert_eq!((shape, outcomes), ("harness-summary", vec![("a".to_string(), Status::Resolved)]));
+        assert_eq!((shape, outcomes, reported), ("harness-summary", vec![listed("a", Status::Resolved)], None));
+    }
+
+    /// SWE-bench #594: `infra_failure` in report.json (with its reason), and
+    /// `patch_is_None`, give their classes.
+    #[test]
+    fn report_json_infra_failure_and_empty_patch() {
+        let infra = r#"{"x__y-3": {"patch_is_None": false, "patch_exists": true, "patch_successfully_applied": false,
+            "resolved": false, "infra_failure": true, "infra_failure_reason": "container_unavailable"}}"#;
+        let RunFile::InstanceReport { status, reason, .. } = read(p("x__y-3/report.json"), infra).unwrap() else {
+            panic!()
+        };
+        assert_eq!((status, reason.as_deref()), (Status::InfraFailure, Some("container_unavailable")));
+        let none = r#"{"x__y-4": {"patch_is_None": true, "patch_exists": false, "patch_successfully_applied": false,
+            "resolved": false, "infra_failure": false}}"#;
+        let RunFile::InstanceReport { status, reason, .. } = read(p("x__y-4/report.json"), none).unwrap() else {
+            panic!()
+        };
+        assert_eq!((status, reason), (Status::EmptyPatch, None));
     }
 }

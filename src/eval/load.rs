@@ -1,9 +1,10 @@
-//! `load run`: a run's files, each its own transaction bound in the ingest log (kind
-//! `run`, options `{"run": NAME}`), written to the `eval_*` tables.
+//! `load run`: a run's files, loaded whole or not at all — every file is read and checked
+//! first, then all are written in ONE transaction bound in the ingest log (kind `run`,
+//! options `{"run": NAME}`, one row per file) — into the `eval_*` tables.
 
-use super::files::{self, RunFile, batch_time};
+use super::files::{self, RunFile, batch_time, known_run_file};
 use super::symptoms::{exit_names_token_limit, finish, verdicts};
-use crate::ingest::{self, InputError, InputKind, LoadOutcome};
+use crate::ingest::{self, InputError, InputKind, LoadOutcome, ReadFile};
 use anyhow::{Context, Result, bail};
 use duckdb::{Connection, OptionalExt, params};
 use std::path::{Path, PathBuf};
@@ -25,14 +26,24 @@ pub struct RunSpec {
 /// skipped (a file named on the command line is always read).
 pub const RUN_FILE_ENDINGS: &[&str] = &[".json", ".jsonl", ".traj", ".yaml", ".yml"];
 
+/// A file of a run folder that is not read, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    /// What the file is ([`files::KNOWN_RUN_FILES`]) or "not a run file".
+    pub why: &'static str,
+}
+
 /// The files to load for `paths` (folders walked recursively, sorted by path) and the
-/// files of those folders that are not run files (to be reported, never silently lost).
+/// files of those folders that are not read: not a run file by its ending, or a known
+/// run-level file that holds no outcome ([`files::KNOWN_RUN_FILES`]) — to be reported,
+/// never silently lost. A file named on the command line is always read.
 ///
 /// Errors: a path that does not exist or a folder that cannot be listed.
-pub fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
+pub fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
     let mut files = Vec::new();
     let mut skipped = Vec::new();
-    fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> Result<()> {
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<Skipped>) -> Result<()> {
         let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
             .with_context(|| format!("{}: cannot list the folder", dir.display()))?
             .map(|e| e.map(|e| e.path()))
@@ -42,13 +53,15 @@ pub fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<PathBuf>)> {
         for path in entries {
             if path.is_dir() {
                 walk(&path, files, skipped)?;
+                continue;
+            }
+            let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+            if let Some(why) = known_run_file(&path) {
+                skipped.push(Skipped { path, why });
+            } else if RUN_FILE_ENDINGS.iter().any(|e| name.ends_with(e)) {
+                files.push(path);
             } else {
-                let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
-                if RUN_FILE_ENDINGS.iter().any(|e| name.ends_with(e)) {
-                    files.push(path);
-                } else {
-                    skipped.push(path);
-                }
+                skipped.push(Skipped { path, why: "not a run file" });
             }
         }
         Ok(())
@@ -103,53 +116,234 @@ pub fn check_spec(conn: &Connection, spec: &RunSpec) -> Result<()> {
     Ok(())
 }
 
-/// Loads one file into the run `spec` (one transaction; the run's row is written with its
-/// first file). Errors name the file (and line and field where the reader can): a file
-/// already loaded into another run, a trajectory of an instance the run already has, or
-/// any reader error; the database is then unchanged.
+/// Loads one file into the run `spec`: [`load_run`] of that file alone.
 pub fn load_file(conn: &Connection, spec: &RunSpec, path: &Path) -> Result<LoadOutcome> {
-    let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    let other: Option<String> = conn
-        .query_row(
-            "select json_extract_string(options, '$.run') from ingest_log where kind = 'run' and path = ? \
-             and json_extract_string(options, '$.run') <> ? limit 1",
-            params![absolute.to_string_lossy(), spec.name],
-            |r| r.get(0),
-        )
-        .optional()?;
-    if let Some(other) = other {
-        bail!("{}: already loaded into run {other}; a file belongs to one run", path.display());
+    let mut outcomes = load_run(conn, spec, &[path.to_path_buf()])?;
+    Ok(outcomes.remove(0))
+}
+
+/// What a run file holds, read and checked, in the rows it writes: a trajectory file is
+/// kept as its verdicts (never as messages), every other file as read.
+enum Rows {
+    /// Per-instance reports, run-level reports and batch exit statuses, as read.
+    Outcomes(RunFile),
+    /// A trajectory file's rows.
+    Trajectories(Vec<TrajectoryRow>),
+}
+
+/// One `eval_trajectories` row (and its declared outcome).
+struct TrajectoryRow {
+    instance_id: String,
+    source: &'static str,
+    exit_status: Option<String>,
+    finish: &'static str,
+    verdicts: super::symptoms::Verdicts,
+    length_finishes: u32,
+    token_limit: bool,
+    declared_resolved: Option<bool>,
+}
+
+/// Loads the files `paths` into the run `spec`, whole or not at all: every file is read,
+/// hashed and parsed first (a trajectory reduced to its verdicts), the run's trajectories
+/// are checked to name each instance once, and only then is everything written in one
+/// transaction ([`ingest::load_files_whole`]). A file already loaded into this run (same
+/// bytes, same path) is skipped as [`LoadOutcome::AlreadyLoaded`]. Returns one outcome
+/// per file, in order.
+///
+/// Errors name the file (and line and field where the reader can): a file already loaded
+/// into another run; a file that cannot be read or that its reader refuses; a trajectory
+/// of an instance that another file of this load, or the run already loaded, has. The
+/// database is then unchanged: nothing of any file is written.
+pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<Vec<LoadOutcome>> {
+    let mut files: Vec<ReadFile> = Vec::with_capacity(paths.len());
+    let mut reads: Vec<Option<Rows>> = Vec::with_capacity(paths.len());
+    let mut seen: std::collections::HashMap<String, (PathBuf, usize)> = std::collections::HashMap::new();
+    let mut earlier = conn.prepare(
+        "select l.path from eval_trajectories as t join ingest_log as l using (file_id) where t.run = ? and t.instance_id = ?",
+    )?;
+    for path in paths {
+        let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let other: Option<String> = conn
+            .query_row(
+                "select json_extract_string(options, '$.run') from ingest_log where kind = 'run' and path = ? \
+                 and json_extract_string(options, '$.run') <> ? limit 1",
+                params![absolute.to_string_lossy(), spec.name],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(other) = other {
+            bail!("{}: already loaded into run {other}; a file belongs to one run", path.display());
+        }
+        let file = ReadFile::read(path)?;
+        let read = prepare(spec, path, &file.text)?;
+        let same_bytes_here = ingest::find_loaded(conn, InputKind::Run.name(), &file.sha256)?
+            .is_some_and(|e| e.path == absolute.to_string_lossy());
+        if let (Rows::Trajectories(rows), false) = (&read, same_bytes_here) {
+            for (row, t) in rows.iter().enumerate() {
+                let field = format!("[{row}]");
+                if let Some((other, first)) = seen.insert(t.instance_id.clone(), (path.clone(), row)) {
+                    let message = if other == *path {
+                        format!("instance {} repeats row {first}", t.instance_id)
+                    } else {
+                        format!(
+                            "instance {} has a trajectory in {} too (a run has one per instance)",
+                            t.instance_id,
+                            other.display()
+                        )
+                    };
+                    return Err(InputError::at(path, None, Some(&field), message).into());
+                }
+                let run = spec.name.as_str();
+                if let Some(p) = earlier.query_row(params![run, t.instance_id], |r| r.get::<_, String>(0)).optional()? {
+                    return Err(InputError::at(
+                        path,
+                        None,
+                        Some(&field),
+                        format!("run {run} already has a trajectory of {} from {p}", t.instance_id),
+                    )
+                    .into());
+                }
+            }
+        }
+        files.push(file);
+        reads.push(Some(read));
     }
     let options = serde_json::json!({ "run": spec.name }).to_string();
-    ingest::load_file(conn, path, InputKind::Run, Some(&options), |conn, file_id, input| {
-        let text = input.read_text()?;
-        let read = files::read(path, &text)?;
+    ingest::load_files_whole(conn, InputKind::Run, Some(&options), &files, |conn, file_id, i| {
+        let path = &files[i].path;
         conn.execute(
             "insert into eval_run_specs (run, model, harness, continues, runaway_n) values (?, ?, ?, ?, ?) on conflict do nothing",
             params![spec.name, spec.model, spec.harness, spec.continues, spec.runaway_turns as i32],
         )?;
+        let read = reads[i].take().expect("each file is written once");
         store(conn, spec, file_id, path, read).with_context(|| path.display().to_string())
     })
 }
 
-fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: RunFile) -> Result<i64> {
+/// Reads one run file into the rows it writes (a trajectory reduced to its verdicts with
+/// the run's runaway N).
+fn prepare(spec: &RunSpec, path: &Path, text: &str) -> Result<Rows> {
+    Ok(match files::read(path, text)? {
+        RunFile::Trajectories(read) => Rows::Trajectories(
+            read.into_iter()
+                .map(|(t, rec)| {
+                    let exit = rec.exit_status.as_deref();
+                    TrajectoryRow {
+                        finish: finish(exit, &t).as_str(),
+                        verdicts: verdicts(&t, spec.runaway_turns),
+                        length_finishes: rec.length_finishes,
+                        token_limit: rec.length_finishes > 0 || exit_names_token_limit(exit),
+                        declared_resolved: t.resolved,
+                        exit_status: rec.exit_status.clone(),
+                        instance_id: t.instance_id,
+                        source: t.source,
+                    }
+                })
+                .collect(),
+        ),
+        other => Rows::Outcomes(other),
+    })
+}
+
+fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Rows) -> Result<i64> {
     let run = spec.name.as_str();
+    let read = match read {
+        Rows::Outcomes(read) => read,
+        Rows::Trajectories(rows) => {
+            let mut app = conn.appender("eval_trajectories")?;
+            let mut declared = Vec::new();
+            for (row, t) in rows.iter().enumerate() {
+                let v = &t.verdicts;
+                app.append_row(params![
+                    run,
+                    t.instance_id,
+                    t.source,
+                    t.exit_status,
+                    t.finish,
+                    v.assistant_turns as i32,
+                    v.turns_before_first_edit.map(|n| n as i32),
+                    v.git_history_commands as i32,
+                    v.long_repetition,
+                    t.length_finishes as i32,
+                    t.token_limit,
+                    v.runaway,
+                    v.pass_after_last_edit,
+                    t.declared_resolved,
+                    file_id,
+                    row as i32 + 1
+                ])?;
+                if let Some(r) = t.declared_resolved {
+                    declared.push((t.instance_id.clone(), if r { "resolved" } else { "unresolved" }));
+                }
+            }
+            app.flush()?;
+            let mut app = conn.appender("eval_outcomes")?;
+            for (id, status) in declared {
+                app.append_row(params![run, id, status, "trajectory", file_id])?;
+            }
+            app.flush()?;
+            return Ok(rows.len() as i64);
+        }
+    };
     match read {
-        RunFile::InstanceReport { shape, instance_id, status } => {
+        RunFile::InstanceReport { shape, instance_id, status, reason } => {
             conn.execute(
                 "insert into eval_outcomes values (?, ?, ?, ?, ?)",
                 params![run, instance_id, status.as_str(), shape, file_id],
             )?;
+            if reason.is_some() {
+                conn.execute(
+                    "insert into eval_outcome_notes values (?, ?, ?, ?, false)",
+                    params![run, instance_id, file_id, reason],
+                )?;
+            }
             Ok(1)
         }
-        RunFile::Listing { shape, outcomes } => {
-            conn.execute("insert into eval_listings values (?, ?, ?)", params![run, file_id, shape])?;
+        RunFile::Listing { shape, outcomes, reported } => {
+            let per_instance = reported.as_ref().is_none_or(|r| r.per_instance);
+            // eval_listings holds reports that list ids (an unlisted instance is implied);
+            // a count-only report lists none: it is kept in eval_run_reports alone
+            if per_instance {
+                conn.execute("insert into eval_listings values (?, ?, ?)", params![run, file_id, shape])?;
+            }
+            if let Some(r) = &reported {
+                let c = |name: &str| r.counts.get(name).copied();
+                conn.execute(
+                    "insert into eval_run_reports values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    params![
+                        run,
+                        file_id,
+                        shape,
+                        r.schema_version,
+                        per_instance,
+                        c("total"),
+                        c("submitted"),
+                        c("completed"),
+                        c("resolved"),
+                        c("unresolved"),
+                        c("empty_patch"),
+                        c("error"),
+                        c("failed"),
+                        c("infra_failure"),
+                        c("ambiguous_failure"),
+                        c("pending"),
+                        c("incomplete")
+                    ],
+                )?;
+            }
             let mut app = conn.appender("eval_outcomes")?;
-            for (id, status) in &outcomes {
-                app.append_row(params![run, id, status.as_str(), shape, file_id])?;
+            for l in &outcomes {
+                app.append_row(params![run, l.instance_id, l.status.as_str(), shape, file_id])?;
             }
             app.flush()?;
-            Ok(outcomes.len() as i64)
+            let mut app = conn.appender("eval_outcome_notes")?;
+            for l in outcomes.iter().filter(|l| l.reason.is_some() || l.ambiguous) {
+                app.append_row(params![run, l.instance_id, file_id, l.reason, l.ambiguous])?;
+            }
+            app.flush()?;
+            // rows: the instances listed; a count-only report writes its one row of figures
+            let rows = if per_instance { outcomes.len() } else { 1 };
+            Ok(rows as i64)
         }
         RunFile::ExitStatuses { statuses } => {
             let batch = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -161,66 +355,6 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Run
             app.flush()?;
             Ok(statuses.len() as i64)
         }
-        RunFile::Trajectories(read) => {
-            let mut earlier = conn.prepare(
-                "select l.path from eval_trajectories as t join ingest_log as l using (file_id) where t.run = ? and t.instance_id = ?",
-            )?;
-            let mut seen = std::collections::HashMap::new();
-            for (row, (t, _)) in read.iter().enumerate() {
-                let field = format!("[{row}]");
-                if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-                    return Err(InputError::at(
-                        path,
-                        None,
-                        Some(&field),
-                        format!("instance {} repeats row {first}", t.instance_id),
-                    )
-                    .into());
-                }
-                if let Some(p) = earlier.query_row(params![run, t.instance_id], |r| r.get::<_, String>(0)).optional()? {
-                    return Err(InputError::at(
-                        path,
-                        None,
-                        Some(&field),
-                        format!("run {run} already has a trajectory of {} from {p}", t.instance_id),
-                    )
-                    .into());
-                }
-            }
-            let mut app = conn.appender("eval_trajectories")?;
-            let mut declared = Vec::new();
-            for (row, (t, rec)) in read.iter().enumerate() {
-                let v = verdicts(t, spec.runaway_turns);
-                let exit = rec.exit_status.as_deref();
-                app.append_row(params![
-                    run,
-                    t.instance_id,
-                    t.source,
-                    exit,
-                    finish(exit, t).as_str(),
-                    v.assistant_turns as i32,
-                    v.turns_before_first_edit.map(|n| n as i32),
-                    v.git_history_commands as i32,
-                    v.long_repetition,
-                    rec.length_finishes as i32,
-                    rec.length_finishes > 0 || exit_names_token_limit(exit),
-                    v.runaway,
-                    v.pass_after_last_edit,
-                    t.resolved,
-                    file_id,
-                    row as i32 + 1
-                ])?;
-                if let Some(r) = t.resolved {
-                    declared.push((t.instance_id.clone(), if r { "resolved" } else { "unresolved" }));
-                }
-            }
-            app.flush()?;
-            let mut app = conn.appender("eval_outcomes")?;
-            for (id, status) in declared {
-                app.append_row(params![run, id, status, "trajectory", file_id])?;
-            }
-            app.flush()?;
-            Ok(read.len() as i64)
-        }
+        RunFile::Trajectories(_) => bail!("a trajectory file is written as its rows"),
     }
 }

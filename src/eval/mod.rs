@@ -3,21 +3,27 @@
 //!
 //! A *run* is a named set of trajectories on a task set with its evaluator outcomes. Its
 //! files are told apart by content ([`files`]): per-instance `report.json` in both
-//! SWE-bench shapes, run-level id lists (sb-cli run report, the older harness summary),
+//! SWE-bench shapes (`infra_failure` included), the SWE-bench harness's run report (schema
+//! version 2) and sb-cli's (with id lists, or counts only), the older harness summary,
 //! mini-swe-agent batch `exit_statuses_*.yaml`, and trajectories in every format the SFT
-//! readers know ([`crate::sft::trajectories::detect_and_read`]). Each file is one
-//! transaction bound in the ingest log ([`load`]); a trajectory is kept as its finish and
-//! heuristic verdicts ([`symptoms`]), not as messages.
+//! readers know ([`crate::sft::trajectories::detect_and_read`]); run-level files that hold
+//! no outcome are skipped by name ([`files::KNOWN_RUN_FILES`]). A run loads whole or not at
+//! all: every file is read and checked, then all are written in one transaction bound in the
+//! ingest log ([`load::load_run`]); a trajectory is kept as its finish and heuristic
+//! verdicts ([`symptoms`]), not as messages.
 //!
-//! The figures are views in `sql/eval/`: `eval_instances_v1` (one outcome per run and
-//! instance: explicit or implied, or none), `eval_runs_v1` (resolved k/n with a Wilson
-//! interval, finishes, continued runs), `eval_symptoms_v1` (run × heuristic symptom),
-//! `eval_pairs_v1` / `eval_pair_instances_v1` (two runs on their shared instances, exact
-//! McNemar p), `eval_repeats_v1`, `eval_repeat_instances_v1` and `eval_pass_at_k_v1`
-//! (independent repeats of one model and harness; continued runs never count). The
-//! `runs` report reads `eval_runs_v2`, `eval_repeats_v2` (over `eval_repeat_instances_v2`)
-//! and `eval_pass_at_k_v2`: the same rows as their `_v1`s, written so that they run on
-//! Spark too (README "Beyond one machine").
+//! The figures are views in `sql/eval/`. The current ones keep an outcome class per
+//! instance — resolved, unresolved, empty patch, evaluator error, infra failure, not run —
+//! and never count the last three as failures: `eval_instances_v2`, `eval_runs_v3` (resolved
+//! of graded and of attempted, each with a Wilson interval; the harness's own figure apart),
+//! `eval_run_populations_v1` (named / run report / trajectories), `eval_pair_instances_v2`
+//! and `eval_pairs_v2` (shared graded instances, attrition, exact McNemar, Holm, a verdict),
+//! `eval_pair_bootstrap_at_v1` (a seeded paired bootstrap interval), `eval_repeat_instances_v3`
+//! and `eval_pass_k_v1` (pass@k, pass^k, consistency over true repeats),
+//! `eval_item_analysis_v1`, `eval_grader_flakes_v1`; `eval_symptoms_v1` (run × heuristic
+//! symptom). The earlier `eval_instances_v1`, `eval_runs_v1`/`_v2`, `eval_pairs_v1`,
+//! `eval_repeats_v1`/`_v2` and `eval_pass_at_k_v1`/`_v2` stay registered with their meaning
+//! (an evaluator error counted as not resolved).
 
 pub mod files;
 pub mod load;

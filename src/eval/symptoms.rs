@@ -2,7 +2,7 @@
 //! verdict here is a HEURISTIC read from the messages, never an official failure reason;
 //! the views name them so.
 //!
-//! The rules (README "Evaluation runs" lists their known false positives):
+//! The rules (docs/runs.md "Symptoms" lists their known false positives):
 //! * an *edit* is an assistant turn that writes a file: a shell command
 //!   [`is_write_command`] accepts (heredoc, `sed -i`, redirection, `tee`, `patch`, ...) or
 //!   a structured edit tool ([`EDIT_TOOLS`], unless its `command` is `view`) — the same

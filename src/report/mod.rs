@@ -78,6 +78,8 @@ pub enum Arguments {
     /// `truncation`, `truncation-views`: maximum lengths in tokens (each 1 or more) and the
     /// side truncation cuts.
     Truncation { max_lengths: Vec<u32>, side: Side },
+    /// `eval-bootstrap`: resamples (1 or more) and the seed of the paired bootstrap.
+    Bootstrap { resamples: u32, seed: u32 },
 }
 
 /// The side truncation cuts: `Right` keeps the first N tokens, `Left` the last N.
@@ -104,6 +106,7 @@ impl Arguments {
             Arguments::Weights(_) => &["sft_weight_projection_at_v1"],
             Arguments::Budget { .. } => &["sft_budget_at_v1"],
             Arguments::Truncation { .. } => &["sft_truncation_at_v1", "sft_truncation_views_at_v1"],
+            Arguments::Bootstrap { .. } => &["eval_pair_bootstrap_at_v1"],
         }
     }
 
@@ -135,6 +138,12 @@ impl Arguments {
                     bail!("maximum lengths must be 1 or more tokens");
                 }
                 Ok(format!("{}, {}", list(max_lengths, "max-length")?, sql_literal(side.as_str())))
+            }
+            Arguments::Bootstrap { resamples, seed } => {
+                if *resamples == 0 {
+                    bail!("resamples must be 1 or more");
+                }
+                Ok(format!("{resamples}, {seed}"))
             }
         }
     }

@@ -4,7 +4,9 @@
 //! What the harness writes (`swebench.harness.grading.get_eval_report`, dumped by
 //! `run_evaluation` as `<log dir>/<instance_id>/report.json`): one object keyed by the
 //! instance id, holding the booleans `patch_is_None`, `patch_exists`,
-//! `patch_successfully_applied` and `resolved`, and — only when the patch applied —
+//! `patch_successfully_applied` and `resolved`, since SWE-bench PR #594 `infra_failure`
+//! (with `infra_failure_reason` when a log signature was found), and — only when the
+//! patch applied —
 //! `tests_status`: `FAIL_TO_PASS`, `PASS_TO_PASS`, `FAIL_TO_FAIL`, `PASS_TO_FAIL`, each
 //! `{"success": [test ids], "failure": [test ids]}`. sb-cli and SWE-smith write the same
 //! fields flat (no instance key; SWE-smith writes `tests_status: null` when nothing ran).
@@ -39,6 +41,14 @@ pub struct Outcome {
     pub resolved: bool,
     /// `patch_successfully_applied`, when present.
     pub patch_applied: Option<bool>,
+    /// `patch_is_None`, when present: the prediction had no patch.
+    pub patch_is_none: Option<bool>,
+    /// `infra_failure`, when present (SWE-bench #594): the environment broke, so the
+    /// verdict says nothing of the model.
+    pub infra_failure: Option<bool>,
+    /// `infra_failure_reason`, when present (e.g. `out_of_memory`; also written for an
+    /// ambiguous signature with `infra_failure: false`).
+    pub infra_failure_reason: Option<String>,
     /// False when the report has no `tests_status` (SWE-bench writes none when the patch
     /// was None or did not apply): no test was graded, and the counts below are 0 only
     /// as placeholders — the store writes them as NULL, never as zero results.
@@ -67,8 +77,15 @@ pub struct Report {
 }
 
 /// The fields a harness report object may hold.
-const REPORT_FIELDS: [&str; 5] =
-    ["patch_is_None", "patch_exists", "patch_successfully_applied", "resolved", "tests_status"];
+const REPORT_FIELDS: [&str; 7] = [
+    "patch_is_None",
+    "patch_exists",
+    "patch_successfully_applied",
+    "resolved",
+    "infra_failure",
+    "infra_failure_reason",
+    "tests_status",
+];
 
 /// The lists of `tests_status`.
 const TEST_LISTS: [&str; 4] = ["FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"];
@@ -162,10 +179,23 @@ pub fn read_report(path: &Path, text: &str) -> Result<Report> {
         }
     };
     let resolved = boolean("resolved")?.ok_or_else(|| at(&join(&base, "resolved")).err("missing"))?;
-    for key in ["patch_is_None", "patch_exists"] {
-        boolean(key)?;
-    }
+    let patch_is_none = boolean("patch_is_None")?;
+    boolean("patch_exists")?;
     let patch_applied = boolean("patch_successfully_applied")?;
+    let infra_failure = boolean("infra_failure")?;
+    if resolved && infra_failure == Some(true) {
+        return Err(at(&join(&base, "infra_failure"))
+            .err("true on a resolved report: an instance whose environment broke cannot be resolved"));
+    }
+    let infra_failure_reason = match obj.get("infra_failure_reason") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(r)) => Some(r.clone()),
+        Some(v) => {
+            return Err(
+                at(&join(&base, "infra_failure_reason")).err(format!("expected a reason (text), got {}", kind(v)))
+            );
+        }
+    };
     let tp = join(&base, "tests_status");
     // SWE-bench writes no tests_status when the patch is None or did not apply
     // (grading.get_eval_report), SWE-smith writes null: no test ran; not graded.
@@ -213,6 +243,9 @@ pub fn read_report(path: &Path, text: &str) -> Result<Report> {
     let outcome = Outcome {
         resolved,
         patch_applied,
+        patch_is_none,
+        infra_failure,
+        infra_failure_reason,
         graded,
         fail_to_pass: counts("FAIL_TO_PASS")?.ok_or_else(|| at(&join(&tp, "FAIL_TO_PASS")).err("missing"))?,
         pass_to_pass: counts("PASS_TO_PASS")?.ok_or_else(|| at(&join(&tp, "PASS_TO_PASS")).err("missing"))?,
@@ -573,5 +606,28 @@ mod tests {
         for text in [HARNESS, r#"{"resolved": "yes"}"#, r#"{"x": {"patch_exists": true}}"#] {
             assert!(looks_like_report(&serde_json::from_str(text).unwrap()), "{text}");
         }
+    }
+
+    /// SWE-bench #594's fields are read; an infra failure on a resolved report and a
+    /// reason that is not text are refused at their field.
+    #[test]
+    fn infra_failure_fields_are_read_and_contradictions_refused() {
+        let text = "{\"a__b-1\": {\"patch_is_None\": false, \"patch_exists\": true,\n \"patch_successfully_applied\": false, \"resolved\": false,\n \"infra_failure\": true, \"infra_failure_reason\": \"out_of_memory\"}}";
+        let r = read("logs/a__b-1/report.json", text).unwrap();
+        assert_eq!(r.outcome.infra_failure, Some(true));
+        assert_eq!(r.outcome.infra_failure_reason.as_deref(), Some("out_of_memory"));
+        assert_eq!((r.outcome.patch_is_none, r.outcome.graded), (Some(false), false));
+        let bad = text.replace(
+            "\"resolved\": false",
+            "\"resolved\": true, \"tests_status\": {\"FAIL_TO_PASS\": {}, \"PASS_TO_PASS\": {}}",
+        );
+        let err = refused("logs/a__b-1/report.json", &bad);
+        assert!(
+            err.starts_with("logs/a__b-1/report.json:3: field `a__b-1.infra_failure`: true on a resolved"),
+            "{err}"
+        );
+        let bad = text.replace("\"out_of_memory\"", "7");
+        let err = refused("logs/a__b-1/report.json", &bad);
+        assert!(err.contains("field `a__b-1.infra_failure_reason`: expected a reason (text), got a number"), "{err}");
     }
 }

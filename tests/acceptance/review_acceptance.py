@@ -151,7 +151,8 @@ calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [1
          "version_diff_at_v2": "('v2', 'v3')", "example_moves_at_v2": "('v2', 'v3')",
          "report_diff_at_v1": "('refine_removals_v1', ['org'], 'v2', 'v3')",
          "sft_view_positions_at_v1": "('no such view')",
-         "check_sft_truncation_at_v1": "(8192, 'right')", "check_findings_at_v1": "(8192, 'right')"}
+         "check_sft_truncation_at_v1": "(8192, 'right')", "check_findings_at_v1": "(8192, 'right')",
+         "eval_pair_bootstrap_at_v1": "(200, 0)"}
 views = con.execute("select name, kind from sph_views order by name").fetchall()
 for name, kind in views:
     n = con.execute(f"select count(*) from {name}{calls[name] if kind == 'macro' else ''}").fetchone()[0]

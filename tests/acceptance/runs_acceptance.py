@@ -10,6 +10,11 @@ Usage: python3 runs_acceptance.py SPHRAGIS_BINARY SHARED_DATA_DIR WORK_DIR
 2. The hand-made runs in data-samples/runs: recomputes every run's k/n and Wilson bounds,
    every pair's table and exact McNemar p (math.comb), and pass@k (Chen et al. 2021) of the
    repeats, from the files, and compares with eval_runs_v2, eval_pairs_v1, eval_pass_at_k_v2.
+3. Outcome classes (issue 31): the same runs and ft3 (a harness run report with every class)
+   and ft3-counts (counts only): each instance's class from the files, the graded and
+   attempted denominators (eval_runs_v3), the populations of the real run
+   (eval_run_populations_v1), and every pair on the instances both graded with exact McNemar
+   p from scipy's binomial test and Holm-adjusted p from statsmodels (eval_pairs_v2).
 Nothing here reuses sphragis code: the file shapes are read with json and a few lines of
 YAML reading for the batch files' one shape.
 """
@@ -20,6 +25,8 @@ import os
 import sys
 
 import duckdb
+from scipy.stats import binomtest
+from statsmodels.stats.multitest import multipletests
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import Acceptance  # noqa: E402
@@ -178,6 +185,156 @@ acc2.check("repeat groups (continued runs never repeats)",
            con.execute("select runs from eval_repeats_v2").fetchall(), [("ft2 ft2-repeat",)])
 con.close()
 
-acc.passed += acc2.passed
-acc.failures += acc2.failures
+# ---- 3. outcome classes, denominators, populations, pairs (eval_*_v2 / v3) --------------
+HARNESS_ONLY = ("empty_patch_ids", "infra_failure_ids", "ambiguous_failure_ids", "empty_patch_instances")
+LISTS = {"resolved_ids": "resolved", "unresolved_ids": "unresolved", "empty_patch_ids": "empty_patch",
+         "error_ids": "error", "failed_ids": "error", "incomplete_ids": "not_run", "pending_ids": "not_run"}
+
+
+def classes(run):
+    """instance -> outcome class (None = no outcome), from the run's files alone."""
+    folder = os.path.join(samples, run)
+    named = {os.path.basename(p)[:-len(".traj.json")] for p in glob.glob(os.path.join(folder, "trajs", "*.traj.json"))}
+    explicit, listed, every_prediction = {}, False, False
+    for p in sorted(glob.glob(os.path.join(folder, "**", "*.json"), recursive=True)):
+        name = os.path.basename(p)
+        if p.endswith(".traj.json") or name == "results_summary.json" or name.endswith(".response.json"):
+            continue
+        doc = json.load(open(p))
+        if "resolved_ids" in doc:
+            listed, every_prediction = True, every_prediction or "submitted_instances" in doc
+            got = {}
+            for key, cls in LISTS.items():
+                for iid in doc.get(key, []):
+                    got[iid] = cls
+            for iid in doc.get("infra_failure_ids", []):
+                got[iid] = "infra_failure"
+            for key in ("submitted_ids", "completed_ids"):
+                for iid in doc.get(key, []):
+                    got.setdefault(iid, "not_run")
+            for iid, cls in got.items():
+                explicit.setdefault(iid, []).append((2, cls))
+        elif isinstance(doc.get("resolved"), list):
+            listed = True
+            for iid in doc["resolved"]:
+                explicit.setdefault(iid, []).append((2, "resolved"))
+        elif "resolved_instances" in doc:
+            continue  # counts only
+        else:
+            if isinstance(doc.get("resolved"), bool):
+                iid, inner = os.path.basename(os.path.dirname(p)), doc
+            else:
+                (iid, inner), = doc.items()
+            cls = ("infra_failure" if inner.get("infra_failure") else "empty_patch" if inner.get("patch_is_None")
+                   else "resolved" if inner["resolved"] else "unresolved")
+            explicit.setdefault(iid, []).append((1, cls))
+    out = {}
+    for iid in named | set(explicit):
+        if iid in explicit:
+            out[iid] = min(explicit[iid])[1]  # per-instance (1) before run-level (2); then file order
+        else:
+            out[iid] = ("not_run" if every_prediction else "unresolved") if listed else None
+    return out
+
+
+GRADED = ("resolved", "unresolved", "empty_patch")
+db3 = os.path.join(work, "acceptance-runs-classes.duckdb")
+acc3 = Acceptance("runs acceptance (outcome classes)", binary, db3)
+specs3 = specs + [("ft3", "ft-c", []), ("ft3-counts", "ft-c", [])]
+for name, model, extra in specs3:
+    acc3.sph("load", "run", name, os.path.join(samples, name), "--model", model, "--harness", "mini-swe-agent 1.15.0",
+             "--runaway-turns", "3", *extra)
+cls = {name: classes(name) for name, _, _ in specs3}
+con = duckdb.connect(db3, read_only=True)
+print("-- outcome classes, from the files vs eval_instances_v2 / eval_runs_v3 (stock DuckDB client)")
+for name, o in cls.items():
+    got = dict(con.execute("select instance_id, outcome from eval_instances_v2 where run = ?", [name]).fetchall())
+    acc3.check(f"{name}: the class of every instance", got, o)
+    graded = [c for c in o.values() if c in GRADED]
+    attempted = [c for c in o.values() if c in GRADED + ("error", "infra_failure")]
+    k = sum(1 for c in o.values() if c == "resolved")
+    row = con.execute("select graded, resolved, attempted, infra_failures, not_run, wilson_low, wilson_high "
+                      "from eval_runs_v3 where run = ?", [name]).fetchone()
+    want_bounds = wilson(k, len(graded)) if graded else (None, None)
+    acc3.check(f"{name}: graded, resolved, attempted, infra failures, not run, Wilson bounds",
+               (row[0], row[1], row[2], row[3], row[4],
+                row[5] is None if not graded else close(row[5], want_bounds[0]),
+                row[6] is None if not graded else close(row[6], want_bounds[1])),
+               (len(graded), k, len(attempted), sum(1 for c in o.values() if c == "infra_failure"),
+                sum(1 for c in o.values() if c == "not_run"), True, True))
+counts = json.load(open(os.path.join(samples, "ft3-counts", "swe-bench_lite__dev__ft3-counts.json")))
+acc3.check("ft3-counts: the count-only report's figures, nothing per instance",
+           con.execute("select run_status, reported_total, reported_resolved, instances from eval_runs_v3 "
+                       "where run = 'ft3-counts'").fetchone(),
+           ("counts_only", counts["total_instances"], counts["resolved_instances"], 0))
+# pairs: on the instances both graded; exact McNemar (scipy), Holm across the pairs (statsmodels)
+names = sorted(cls)
+pairs, pvals = [], []
+for a, b in [(a, b) for a in names for b in names if a < b]:
+    ids = set(cls[a]) | set(cls[b])
+    shared = [i for i in ids if cls[a].get(i) in GRADED and cls[b].get(i) in GRADED]
+    only_a = sum(1 for i in shared if cls[a][i] == "resolved" and cls[b][i] != "resolved")
+    only_b = sum(1 for i in shared if cls[b][i] == "resolved" and cls[a][i] != "resolved")
+    a_only = sum(1 for i in ids if cls[a].get(i) in GRADED and cls[b].get(i) not in GRADED)
+    p = binomtest(min(only_a, only_b), only_a + only_b, 0.5).pvalue if only_a + only_b else 1.0
+    pairs.append((a, b, len(shared), only_a, only_b, a_only, min(1.0, p)))
+compared = [x for x in pairs if x[2] > 0]
+holm = dict(zip([(x[0], x[1]) for x in compared], multipletests([x[6] for x in compared], method="holm")[1]))
+for a, b, shared, only_a, only_b, a_only, p in pairs:
+    got = con.execute("select shared, only_a, only_b, graded_in_a_only, mcnemar_p, holm_p from eval_pairs_v2 "
+                      "where run_a = ? and run_b = ?", [a, b]).fetchone()
+    want_holm = holm.get((a, b))
+    acc3.check(f"{a} vs {b}: shared graded, only A, only B, graded in A only, McNemar p (scipy), Holm p (statsmodels)",
+               (got[0], got[1], got[2], got[3], close(got[4], p),
+                got[5] is None if want_holm is None else close(got[5], want_holm)),
+               (shared, only_a, only_b, a_only, True, True))
+# the paired bootstrap (eval_pair_bootstrap_v1: 2000 resamples, seed 0), redrawn with the
+# generator the macro documents, and the percentiles by linear interpolation
+
+
+def fmix_pick(k, n):
+    h = k * 2654435761 % 2**32
+    h ^= h >> 16
+    h = h * 0x85EBCA6B % 2**32
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 % 2**32
+    h ^= h >> 16
+    return (h * n) >> 32
+
+
+def percentile(values, p):
+    v = sorted(values)
+    h = (len(v) - 1) * p
+    lo = int(math.floor(h))
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (h - lo) * (v[hi] - v[lo])
+
+
+for a, b, shared, only_a, only_b, a_only, p in pairs:
+    if shared == 0:
+        continue
+    ids = sorted(i for i in set(cls[a]) | set(cls[b]) if cls[a].get(i) in GRADED and cls[b].get(i) in GRADED)
+    d = [(cls[a][i] == "resolved") - (cls[b][i] == "resolved") for i in ids]
+    n = len(d)
+    means = [sum(d[fmix_pick(0 + r * n + t, n)] for t in range(n)) / n for r in range(2000)]
+    got = con.execute("select difference, ci_low, ci_high from eval_pair_bootstrap_v1 where run_a = ? and run_b = ?",
+                      [a, b]).fetchone()
+    acc3.check(f"{a} vs {b}: paired bootstrap difference and 95% interval (redrawn here)",
+               (close(got[0], sum(d) / n), close(got[1], percentile(means, 0.025)), close(got[2], percentile(means, 0.975))),
+               (True, True, True))
+con.close()
+# the real run: the run report's population (500) is not the trajectories' (43)
+con = duckdb.connect(db, read_only=True)
+print("-- real run, populations (eval_run_populations_v1)")
+got = {r[0]: r[1:] for r in con.execute("select population, instances, graded, resolved from eval_run_populations_v1").fetchall()}
+traj_resolved = sum(1 for iid, r in per_instance.items() if iid in resolved_ids)
+acc.check("run report population: 500 instances, 371 resolved", got["run_report"], (500, 500, 371))
+acc.check("trajectories population: 43 instances, resolved from the run report", got["trajectories"],
+          (len(per_instance), len(per_instance), traj_resolved))
+acc.check("eval_runs_v3: complete, graded 500", con.execute("select run_status, graded, resolved from eval_runs_v3").fetchone(),
+          ("complete", 500, 371))
+con.close()
+
+acc.passed += acc2.passed + acc3.passed
+acc.failures += acc2.failures + acc3.failures
 acc.close()

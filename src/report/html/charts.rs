@@ -159,7 +159,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             &["source"],
             &[("tokens_p50", "P50"), ("tokens_p90", "P90"), ("tokens_max", "max")],
         )?,
-        "eval_runs_v1" | "eval_runs_v2" => r.with_wilson(r.bars(
+        "eval_runs_v1" | "eval_runs_v2" | "eval_runs_v3" => r.with_wilson(r.bars(
             "Evaluation runs side by side: resolve rate (Wilson 95% interval)",
             "resolve rate",
             &["run"],

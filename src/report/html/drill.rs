@@ -75,6 +75,7 @@ const TRUNCATION: &str = "sft_truncation_v1";
 const TRUNCATION_GROUP: &[(&str, KeyFrom)] =
     &[("max_length", Col("max_length")), ("side", Col("side")), ("pool", Col("pool"))];
 const RUNS: &str = "eval_runs_v2";
+const RUNS_V3: &str = "eval_runs_v3";
 const RUN: &[(&str, KeyFrom)] = &[("run", Col("run"))];
 const MODE: &[(&str, KeyFrom)] = &[("mode", Col("mode"))];
 
@@ -201,6 +202,13 @@ pub const DRILL_DOWNS: &[DrillDown] = &[
             link(RUNS, "resolved", RUN, Some("resolved")),
             link(RUNS, "evaluator_errors", RUN, Some("evaluator_error")),
             link(RUNS, "no_outcome", RUN, Some("no_outcome")),
+            // v3 counts the same instances in these columns (eval_instances_v2 keeps v1's
+            // instances, resolved, error and no-outcome sets)
+            link(RUNS_V3, "instances", RUN, None),
+            link(RUNS_V3, "trajectories", RUN, Some("has_trajectory")),
+            link(RUNS_V3, "resolved", RUN, Some("resolved")),
+            link(RUNS_V3, "evaluator_errors", RUN, Some("evaluator_error")),
+            link(RUNS_V3, "no_outcome", RUN, Some("no_outcome")),
         ],
     },
 ];

@@ -201,6 +201,9 @@ fn swebench_reports() {
         Outcome {
             resolved: false,
             patch_applied: Some(true),
+            patch_is_none: Some(false),
+            infra_failure: None,
+            infra_failure_reason: None,
             graded: true,
             fail_to_pass: TestCounts { success: 0, failure: 1 },
             pass_to_pass: TestCounts { success: 83, failure: 0 },
