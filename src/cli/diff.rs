@@ -17,7 +17,9 @@ pub struct Args {
     pub examples: bool,
     /// Compare report views instead: per version-scoped report (`all`, or names such as
     /// `removals,fences`), the figures that differ, old and new side by side, from the
-    /// table macro report_diff_at_v1 keyed on the view's grain key.
+    /// table macro report_diff_at_v1 keyed on the view's grain key. `all` (or
+    /// `check-changes`) adds the checks whose status or figures changed between the last
+    /// two recorded `sphragis check` runs of this database (check_changes_v1).
     #[arg(long, value_name = "REPORT,...", value_delimiter = ',', num_args = 0..)]
     pub reports: Option<Vec<String>>,
     /// With --reports: write one file per compared report and a manifest.json here.
@@ -30,6 +32,9 @@ pub struct Args {
     pub csv: super::CsvArgs,
 }
 
+/// The `--reports` name of the check changes between the last two recorded runs.
+const CHECK_CHANGES: &str = "check-changes";
+
 pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     let format = args.format.with(args.csv)?;
     let [a, b] = args.versions.as_slice() else {
@@ -39,12 +44,21 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         });
     };
     if let Some(names) = &args.reports {
-        let reports =
-            crate::review::diff::reports_to_compare(names).map_err(|error| CliError { error, exit_code: 2 })?;
-        let tables = match &args.against {
+        let all = names.is_empty() || names.iter().any(|n| n == "all");
+        let with_checks = all || names.iter().any(|n| n == CHECK_CHANGES);
+        let others: Vec<String> = names.iter().filter(|n| *n != CHECK_CHANGES).cloned().collect();
+        let reports = if others.is_empty() && !all {
+            Vec::new()
+        } else {
+            crate::review::diff::reports_to_compare(&others).map_err(|error| CliError { error, exit_code: 2 })?
+        };
+        let mut tables = match &args.against {
             Some(other) => crate::review::diff::diff_reports_files(db, a, other, b, &reports)?,
             None => crate::review::diff::diff_reports(&crate::db::open_read_only(db)?, a, b, &reports)?,
         };
+        if with_checks {
+            tables.push(crate::check::record::changes_table(&crate::db::open_read_only(db)?)?);
+        }
         let options = serde_json::json!({ "versions": [a, b], "against": args.against, "reports": names });
         let context = crate::report::ExportContext::of(&crate::db::open_read_only(db)?, db, options)?;
         return super::report::print_or_write(&tables, format, args.out.as_deref(), &context);

@@ -160,6 +160,17 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/eval/eval_repeat_instances_v2.sql"),
     view!("sql/eval/eval_repeats_v2.sql"),
     view!("sql/eval/eval_pass_at_k_v2.sql"),
+    view!("sql/eval/eval_instances_v2.sql"),
+    view!("sql/eval/eval_runs_v3.sql"),
+    view!("sql/eval/eval_run_populations_v1.sql"),
+    view!("sql/eval/eval_pair_instances_v2.sql"),
+    view!("sql/eval/eval_pairs_v2.sql"),
+    table_macro!("sql/eval/eval_pair_bootstrap_at_v1.sql"),
+    view!("sql/eval/eval_pair_bootstrap_v1.sql"),
+    view!("sql/eval/eval_repeat_instances_v3.sql"),
+    view!("sql/eval/eval_pass_k_v1.sql"),
+    view!("sql/eval/eval_item_analysis_v1.sql"),
+    view!("sql/eval/eval_grader_flakes_v1.sql"),
     view!("sql/checks/check_ingest_v1.sql"),
     view!("sql/checks/check_review_v1.sql"),
     view!("sql/checks/check_sft_contract_v1.sql"),
@@ -170,6 +181,7 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/checks/check_findings_v1.sql"),
     view!("sql/checks/check_latest_v1.sql"),
     view!("sql/checks/check_history_v1.sql"),
+    view!("sql/checks/check_changes_v1.sql"),
 ];
 
 impl ViewFile {
