@@ -60,6 +60,12 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     ("src/cli/views.rs", "std::fs::read(&b.tokenizer)", "`views build` reads the tokenizer it renders with"),
     (
+        "src/sft/build.rs",
+        "std::fs::read(&path).with_context(|| path.display().to_string())",
+        "`views build` reads the special tokens beside its tokenizer (tokenizer_config.json, \
+         special_tokens_map.json), which HF passes to the template; they go into every view's origin",
+    ),
+    (
         "src/export/mod.rs",
         "std::fs::File::open(path)",
         "export hashes the Parquet files it wrote; `init --from` checks an export's files against its manifest",

@@ -165,3 +165,57 @@ fn generation_ending_in_untokenized_whitespace_stays_inside_its_message() {
     let failures = s.ok(&["sql", "select count(*) from sft_contract_failures_v1", "--format", "csv", "--csv-raw"]);
     assert_eq!(failures.lines().nth(1), Some("0"), "{failures}");
 }
+
+/// HF's template variables (issue 27): the special tokens beside the tokenizer
+/// (tokenizer_config.json) and `strftime_now`, pinned by `--date`, render as the same
+/// template with those texts written in; the values used are in each view's origin.
+#[test]
+fn special_tokens_and_a_pinned_date_render_as_written_out() {
+    let s = loaded("globals");
+    let sample = std::fs::read_to_string(sft().join("chatml_training.jinja")).unwrap();
+    let dir = s.dir.join("tok");
+    std::fs::create_dir_all(&dir).unwrap();
+    // a word-level ChatML tokenizer: <|im_end|> is one special token, words are unknown
+    std::fs::copy(sft().join("chatml_tokenizer.json"), dir.join("tokenizer.json")).unwrap();
+    std::fs::write(dir.join("tokenizer_config.json"), r#"{"eos_token": "<|im_end|>", "pad_token": null}"#).unwrap();
+    let with_globals = s.dir.join("globals.jinja");
+    std::fs::write(&with_globals, format!("{{{{- 'Date: ' + strftime_now('%d %b %Y') + eos_token + '\\n' }}}}{sample}"))
+        .unwrap();
+    let written_out = s.dir.join("written.jinja");
+    std::fs::write(&written_out, format!("{{{{- 'Date: 04 Jul 2026<|im_end|>\\n' }}}}{sample}")).unwrap();
+    let tokenizer = dir.join("tokenizer.json");
+    let run = |template: &Path, out: &str, date: &str| {
+        let mut args = vec!["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template"];
+        args.extend([template.to_str().unwrap(), "--pool", "A", "--out", out, "--instance", "demo__fix-2"]);
+        if !date.is_empty() {
+            args.extend(["--date", date]);
+        }
+        let output = s.run(&args);
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        lines(&s.dir.join(out)).remove(0)
+    };
+    let g = run(&with_globals, "g.jsonl", "2026-07-04");
+    let w = run(&written_out, "w.jsonl", "");
+    assert_eq!(g["input_ids"], w["input_ids"]);
+    assert_eq!(g["loss_mask"], w["loss_mask"]);
+    assert_eq!(g["message_spans"], w["message_spans"]);
+    let globals = &g["origin"]["template_globals"];
+    assert_eq!(globals["strftime_now"], "2026-07-04T00:00:00");
+    assert_eq!(globals["special_tokens"], serde_json::json!({"eos_token": "<|im_end|>"}));
+    assert!(globals["special_tokens_from"][0].as_str().unwrap().ends_with("tokenizer_config.json"));
+    // the template that never calls strftime_now records no date
+    assert!(w["origin"]["template_globals"].get("strftime_now").is_none());
+    // another date is recorded as given; a malformed date is a usage error
+    let later = run(&with_globals, "l.jsonl", "2026-12-25");
+    assert_eq!(later["origin"]["template_globals"]["strftime_now"], "2026-12-25T00:00:00");
+    // without the eos token the template adds text to an undefined value: refused, as HF
+    // (jinja2) refuses it, never rendered without it
+    std::fs::write(dir.join("tokenizer_config.json"), r#"{"pad_token": "<|endoftext|>"}"#).unwrap();
+    let mut args = vec!["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--template"];
+    args.extend([with_globals.to_str().unwrap(), "--pool", "A", "--out", "u.jsonl", "--instance", "demo__fix-2"]);
+    let output = s.run(&args);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!s.dir.join("u.jsonl").exists());
+    let output = s.run(&["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--pool", "A", "--out", "x.jsonl", "--date", "July 4"]);
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+}

@@ -2,7 +2,9 @@
 //! `sphragis views build`: render loaded trajectories into tokenized SFT views.
 
 use super::{CliError, Ui};
-use crate::sft::build::{BuildOptions, Policy, SourceFlags, build, loaded_trajectories, template_source};
+use crate::sft::build::{
+    BuildOptions, Policy, SourceFlags, build, loaded_trajectories, special_tokens, template_source,
+};
 use crate::sft::render::ChatTemplate;
 use std::path::{Path, PathBuf};
 
@@ -61,6 +63,21 @@ pub struct BuildArgs {
     /// Output JSONL file.
     #[arg(long)]
     pub out: PathBuf,
+    /// The date the template's `strftime_now` formats, YYYY-MM-DD (midnight) or
+    /// YYYY-MM-DDTHH:MM:SS, so views are reproducible [default: the local clock when the
+    /// build starts, as Hugging Face reads it]. Recorded in each view's origin when the
+    /// template calls strftime_now.
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub date: Option<chrono::NaiveDateTime>,
+}
+
+/// `--date`: `YYYY-MM-DD` (midnight) or `YYYY-MM-DDTHH:MM:SS`.
+fn parse_date(text: &str) -> Result<chrono::NaiveDateTime, String> {
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(d.and_hms_opt(0, 0, 0).expect("midnight exists"));
+    }
+    chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S")
+        .map_err(|_| format!("{text:?}: expected a date YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS"))
 }
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
@@ -96,12 +113,28 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
                 Ok((bytes, tokenizer))
             };
-            let (conn, source, template, (bytes, tokenizer)) = std::thread::scope(|scope| -> Result<_, CliError> {
+            let (conn, source, (template, template_globals), (bytes, tokenizer)) = std::thread::scope(|scope| -> Result<_, CliError> {
                 let parsed = scope.spawn(read_tokenizer);
                 let conn = crate::db::open_read_only(db)?;
                 let source = template_source(b.template.as_deref(), &b.tokenizer)?;
-                let template =
+                let mut template =
                     ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
+                // what HF passes to every template besides the conversation
+                let special = special_tokens(&b.tokenizer)?;
+                for (name, value) in &special.values {
+                    template.add_global(name, value.clone());
+                }
+                if let Some(date) = b.date {
+                    template.set_now(date);
+                }
+                let mut globals = serde_json::json!({
+                    "special_tokens": special.to_json(),
+                    "special_tokens_from": special.sources,
+                });
+                if source.text.contains("strftime_now") {
+                    globals["strftime_now"] = template.now().format("%Y-%m-%dT%H:%M:%S").to_string().into();
+                }
+                let template = (template, globals);
                 let parsed = parsed.join().map_err(|_| anyhow::anyhow!("reading the tokenizer panicked"))??;
                 Ok((conn, source, template, parsed))
             })?;
@@ -125,6 +158,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                 template_sha256: source.sha256,
                 template_origin: source.origin,
                 source_flags: b.source_flags,
+                template_globals,
             };
             // Written beside the target and renamed on success: a failed build leaves no
             // partial file.

@@ -92,6 +92,96 @@ pub fn template_source(explicit: Option<&Path>, tokenizer: &Path) -> Result<Temp
     Ok(TemplateSource { text: template, sha256, origin })
 }
 
+/// The special tokens Hugging Face passes to every chat template as variables
+/// (`apply_chat_template` renders with `**tokenizer.special_tokens_map`): each that the
+/// tokenizer sets, by these names.
+pub const SPECIAL_TOKEN_KEYS: [&str; 8] = [
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+    "additional_special_tokens",
+];
+
+/// The special tokens a tokenizer directory sets, as a chat template sees them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SpecialTokens {
+    /// Name ([`SPECIAL_TOKEN_KEYS`]) → its text (a list of texts for
+    /// `additional_special_tokens`), in that order; a token the files leave unset (absent or
+    /// `null`) is not here, and a template reading it gets an undefined value, as in HF.
+    pub values: Vec<(String, Value)>,
+    /// The files read, in the order read.
+    pub sources: Vec<String>,
+}
+
+impl SpecialTokens {
+    /// The values as one JSON object (recorded in a view's provenance).
+    pub fn to_json(&self) -> Value {
+        Value::Object(self.values.iter().cloned().collect())
+    }
+}
+
+/// Reads the special tokens beside `tokenizer` (the `tokenizer.json`) the way
+/// `transformers` loads them: `tokenizer_config.json`'s `bos_token`, `eos_token`, ...,
+/// then `special_tokens_map.json`, whose values win (`from_pretrained` reads it last). A
+/// value is a string or an `AddedToken` object (`{"content": ..., ...}`, its `content`
+/// counts); `null` leaves the token unset. Neither file present: no special tokens.
+///
+/// Errors (file and field named): a file that is not JSON or not an object; a token that
+/// is neither a string, `null` nor an object with a string `content`;
+/// `additional_special_tokens` that is not a list of such.
+pub fn special_tokens(tokenizer: &Path) -> Result<SpecialTokens> {
+    let dir: PathBuf = tokenizer.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut values: std::collections::BTreeMap<&str, Option<Value>> = std::collections::BTreeMap::new();
+    let mut sources = Vec::new();
+    for name in ["tokenizer_config.json", "special_tokens_map.json"] {
+        let path = dir.join(name);
+        if !path.is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(&path).with_context(|| path.display().to_string())?;
+        let doc: Value = serde_json::from_slice(&bytes).with_context(|| format!("{}: not JSON", path.display()))?;
+        let Some(doc) = doc.as_object() else { bail!("{}: not a JSON object", path.display()) };
+        let text_of = |key: &str, v: &Value| -> Result<String> {
+            match v {
+                Value::String(s) => Ok(s.clone()),
+                Value::Object(o) => match o.get("content") {
+                    Some(Value::String(s)) => Ok(s.clone()),
+                    _ => bail!("{}: field `{key}`: an added token without a string `content`", path.display()),
+                },
+                _ => bail!("{}: field `{key}`: expected a token (a string or an added token object)", path.display()),
+            }
+        };
+        for key in SPECIAL_TOKEN_KEYS {
+            let Some(v) = doc.get(key) else { continue };
+            let value = match (key, v) {
+                (_, Value::Null) => None,
+                ("additional_special_tokens", Value::Array(items)) => Some(Value::Array(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| text_of(&format!("{key}[{i}]"), t).map(Value::String))
+                        .collect::<Result<_>>()?,
+                )),
+                ("additional_special_tokens", _) => {
+                    bail!("{}: field `{key}`: expected a list of tokens", path.display())
+                }
+                _ => Some(Value::String(text_of(key, v)?)),
+            };
+            values.insert(key, value);
+        }
+        sources.push(path.display().to_string());
+    }
+    let values = SPECIAL_TOKEN_KEYS
+        .iter()
+        .filter_map(|k| values.get(k).cloned().flatten().map(|v| (k.to_string(), v)))
+        .collect();
+    Ok(SpecialTokens { values, sources })
+}
+
 /// Which assistant messages keep their loss.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Policy {
@@ -338,6 +428,10 @@ pub struct BuildOptions {
     pub template_origin: String,
     /// Whether the source's per-message training flags bind the policy.
     pub source_flags: SourceFlags,
+    /// The variables given to the template besides the conversation (special tokens and
+    /// the files they came from; the `strftime_now` instant when the template calls it),
+    /// recorded in `origin.template_globals`.
+    pub template_globals: Value,
 }
 
 /// Renders the chosen trajectories into view JSONL on `out`, one line per trajectory,
@@ -484,6 +578,7 @@ pub fn build(
                 "source_untrained_not_kept": not_kept,
                 "template_sha256": options.template_sha256,
                 "template_source": options.template_origin,
+                "template_globals": options.template_globals,
                 "tokenizer_sha256": options.tokenizer_sha256,
                 "mask_rule": if view.hf_fallthrough.is_empty() { json!("hf") } else {
                     json!({ "rule": "hf, overlap where HF leaves the generation range", "generation_ranges": view.hf_fallthrough })
@@ -626,5 +721,44 @@ mod tests {
         assert_eq!(Policy::parse("keep:2,8").unwrap().keep(&assistant), vec![2, 8]);
         assert!(Policy::parse("window:6-3").is_err());
         assert!(Policy::parse("some").unwrap_err().to_string().contains("use all, final"));
+    }
+
+    /// The special tokens as `from_pretrained` sets them: tokenizer_config.json (strings and
+    /// AddedToken objects; `null` unsets), then special_tokens_map.json, whose values win.
+    #[test]
+    fn special_tokens_beside_the_tokenizer() {
+        let dir = std::env::temp_dir().join(format!("sphragis-special-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let tokenizer = dir.join("tokenizer.json");
+        assert_eq!(special_tokens(&tokenizer).unwrap(), SpecialTokens::default(), "no file: no special token");
+        std::fs::write(
+            dir.join("tokenizer_config.json"),
+            r#"{"bos_token": {"__type": "AddedToken", "content": "<s>", "lstrip": false}, "eos_token": "</s>",
+                "pad_token": null, "unk_token": "<unk>", "model_max_length": 4096}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("special_tokens_map.json"),
+            r#"{"eos_token": {"content": "<|end|>"}, "additional_special_tokens": ["<|user|>", {"content": "<|assistant|>"}]}"#,
+        )
+        .unwrap();
+        let got = special_tokens(&tokenizer).unwrap();
+        assert_eq!(
+            got.to_json(),
+            json!({"bos_token": "<s>", "eos_token": "<|end|>", "unk_token": "<unk>",
+                   "additional_special_tokens": ["<|user|>", "<|assistant|>"]})
+        );
+        assert_eq!(got.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), [
+            "bos_token",
+            "eos_token",
+            "unk_token",
+            "additional_special_tokens"
+        ]);
+        assert_eq!(got.sources.len(), 2);
+        std::fs::write(dir.join("special_tokens_map.json"), r#"{"eos_token": 7}"#).unwrap();
+        let err = special_tokens(&tokenizer).unwrap_err().to_string();
+        assert!(err.contains("special_tokens_map.json: field `eos_token`: expected a token"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

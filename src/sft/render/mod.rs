@@ -49,9 +49,15 @@
 //! common part (the turn closing) must be the text the run's last message ends
 //! with. Spans that would end before they start are refused too.
 //!
-//! Not emulated: HF also passes the tokenizer's special tokens
-//! (`bos_token`, `eos_token`, …) and a `strftime_now` global to templates;
-//! add what a template needs with [`ChatTemplate::add_global`].
+//! * HF also passes the tokenizer's special tokens (`bos_token`, `eos_token`,
+//!   `pad_token`, `unk_token`, … as `tokenizer.special_tokens_map` holds them) to
+//!   every template: `views build` reads them beside the tokenizer
+//!   ([`crate::sft::build::special_tokens`]) and gives each to the template with
+//!   [`ChatTemplate::add_global`]; a token the tokenizer leaves unset stays
+//!   undefined, as in HF (printed as empty text; `+` with text is an error).
+//! * `strftime_now(format)` is HF's `datetime.now().strftime(format)`: the local
+//!   clock when the template is compiled, or the instant
+//!   [`ChatTemplate::set_now`] pins (`views build --date`).
 //!
 //! # Templates are the user's input
 //!

@@ -22,6 +22,8 @@ pub struct ChatTemplate {
     env: Environment<'static>,
     /// Whether the source has at least one `{% generation %}` block.
     generation_blocks: usize,
+    /// The instant `strftime_now` formats ([`ChatTemplate::set_now`]).
+    now: chrono::NaiveDateTime,
 }
 
 impl std::fmt::Debug for ChatTemplate {
@@ -67,7 +69,27 @@ impl ChatTemplate {
             Err(Error::new(ErrorKind::InvalidOperation, msg))
         });
         env.add_template_owned(TEMPLATE_NAME, source).map_err(|e| anyhow!("chat template does not compile: {e:#}"))?;
-        Ok(Self { env, generation_blocks })
+        let mut template = Self { env, generation_blocks, now: chrono::Local::now().naive_local() };
+        template.set_now(template.now);
+        Ok(template)
+    }
+
+    /// Pins the instant `strftime_now(format)` formats, so renderings are reproducible
+    /// (`views build --date`). Hugging Face's `strftime_now` is Python's
+    /// `datetime.now().strftime(format)`, local time, read at every call; a new template
+    /// reads the local clock once, when it is compiled. The format's directives are
+    /// chrono's, which agree with Python's (glibc's) on the ones chat templates use
+    /// (`%d %b %Y`, `%B`, `%A`, `%H:%M`, `%-d`, ...).
+    ///
+    /// Errors at rendering: a format with a directive chrono does not know.
+    pub fn set_now(&mut self, now: chrono::NaiveDateTime) {
+        self.now = now;
+        self.env.add_function("strftime_now", move |format: String| -> Result<String, Error> { strftime(now, &format) });
+    }
+
+    /// The instant `strftime_now` formats (recorded in a view's provenance).
+    pub fn now(&self) -> chrono::NaiveDateTime {
+        self.now
     }
 
     /// Whether the template marks assistant output for the loss: it has at least one
@@ -148,6 +170,22 @@ impl ChatTemplate {
             .map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
         against.finish(full)
     }
+}
+
+/// Python's `strftime(format)` of `now`, through chrono's directives.
+///
+/// Errors: a directive chrono does not know (e.g. `%Q`), named with the format.
+fn strftime(now: chrono::NaiveDateTime, format: &str) -> Result<String, Error> {
+    use chrono::format::{Item, StrftimeItems};
+    let items: Vec<Item<'_>> = StrftimeItems::new(format).collect();
+    if items.iter().any(|i| matches!(i, Item::Error)) {
+        return Err(Error::new(ErrorKind::InvalidOperation, format!("strftime_now: unsupported format {format:?}")));
+    }
+    let mut out = String::new();
+    use std::fmt::Write as _;
+    write!(out, "{}", now.format_with_items(items.into_iter()))
+        .map_err(|_| Error::new(ErrorKind::InvalidOperation, format!("strftime_now: cannot format {format:?}")))?;
+    Ok(out)
 }
 
 /// The variables a Hugging Face chat template is rendered with (`apply_chat_template`'s
@@ -521,6 +559,28 @@ mod tests {
             out,
             "{\"role\": \"user\", \"content\": \"ü <b>&\"}|{\n  \"role\": \"user\",\n  \"content\": \"ü <b>&\"\n}|{\"content\":\"ü <b>&\",\"role\":\"user\"}"
         );
+    }
+
+    /// HF's template variables besides the conversation: a special token given as a
+    /// global renders where a Zephyr-style template writes it; one left unset is
+    /// undefined (empty when printed, an error when added to text, as jinja2's default
+    /// `Undefined`); `strftime_now` formats the pinned instant (a Llama-3.1-style date).
+    #[test]
+    fn special_tokens_undefined_and_strftime_now() {
+        let zephyr = "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}{{ eos_token }}\n{% endfor %}";
+        let mut t = ChatTemplate::new(zephyr).unwrap();
+        let msgs = [json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "yo"})];
+        assert_eq!(t.render(&msgs, None, false).unwrap().text, "<|user|>\nhi\n<|assistant|>\nyo\n");
+        t.add_global("eos_token", json!("</s>"));
+        assert_eq!(t.render(&msgs, None, false).unwrap().text, "<|user|>\nhi</s>\n<|assistant|>\nyo</s>\n");
+        let added = ChatTemplate::new("{{ messages[0].content + eos_token }}").unwrap();
+        assert!(added.render(&msgs, None, false).is_err(), "text + undefined is an error, as in jinja2");
+        let mut dated = ChatTemplate::new("Today Date: {{ strftime_now('%d %b %Y') }} ({{ strftime_now('%-d %B') }})").unwrap();
+        dated.set_now(chrono::NaiveDate::from_ymd_opt(2026, 7, 4).unwrap().and_hms_opt(0, 0, 0).unwrap());
+        assert_eq!(dated.render(&[], None, false).unwrap().text, "Today Date: 04 Jul 2026 (4 July)");
+        let bad = ChatTemplate::new("{{ strftime_now('%Q') }}").unwrap();
+        let err = format!("{:#}", bad.render(&[], None, false).unwrap_err());
+        assert!(err.contains("strftime_now: unsupported format"), "{err}");
     }
 
     #[test]
