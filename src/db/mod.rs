@@ -7,6 +7,7 @@
 //! it never creates or changes the file, and refuses one whose schema or views are not
 //! those of this binary.
 
+pub mod catalogue;
 pub mod checkpoint;
 pub mod migrations;
 pub mod release;

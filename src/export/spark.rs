@@ -95,7 +95,7 @@ mod tests {
         // checked" in every manifest; this fails first, naming the command that fixes it.
         let g: Generated = serde_json::from_str(GENERATED).unwrap();
         let regenerate = "regenerate: tests/acceptance/spark_parity.py EXPORT --generate src/export/spark_views.json \
-                          (README \"The same views on Spark\")";
+                          (docs/spark.md \"The same views on Spark\")";
         for file in crate::db::views::VIEWS {
             let entry = g.views.iter().find(|e| e.name == file.name());
             let Some(entry) = entry else {
