@@ -671,6 +671,16 @@ fn count_only_report_is_run_level_figures_and_per_instance_checks_not_run() {
         ),
         ["0", "0", "counts_only", "sb-cli-counts", "false", "7", "6", "1"]
     );
+    // no graded instance: no rate and no interval (DuckDB's greatest/least skip a NULL, so an
+    // unguarded bound would read 0..1)
+    assert_eq!(
+        one(
+            &conn,
+            "select coalesce(resolve_rate::varchar, '-'), coalesce(wilson_low::varchar, '-'), \
+                    coalesce(wilson_high::varchar, '-'), coalesce(wilson_low_attempted::varchar, '-') from eval_runs_v3"
+        ),
+        ["-", "-", "-", "-"]
+    );
     assert_eq!(
         one(
             &conn,

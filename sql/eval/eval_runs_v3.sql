@@ -10,7 +10,7 @@
 --   instances: instances any file of the run names; trajectories: those with a trajectory;
 --   graded: resolved + unresolved + empty_patch (eval_instances_v2.graded); resolved: k;
 --   resolve_rate = resolved / graded (0..1; null when graded = 0), wilson_low, wilson_high:
---     its Wilson score interval at z = 1.959963984540054 (95%), as in v2;
+--     its Wilson score interval (null when graded = 0) at z = 1.959963984540054 (95%), as in v2;
 --   attempted: graded + error + infra_failure (the harness received a prediction);
 --   resolve_rate_attempted = resolved / attempted, wilson_low_attempted, wilson_high_attempted;
 --   unresolved, empty_patch, evaluator_errors, infra_failures, not_run, no_outcome: instances by
@@ -135,16 +135,21 @@ select
     run, model, harness, continues, batches, first_batch_at, last_batch_at, continued, instances, trajectories,
     graded, resolved,
     p as resolve_rate,
-    greatest(0.0, (p + z * z / (2 * graded) - z * sqrt(p * (1 - p) / graded + z * z / (4 * graded * graded)))
-        / (1 + z * z / graded)) as wilson_low,
-    least(1.0, (p + z * z / (2 * graded) + z * sqrt(p * (1 - p) / graded + z * z / (4 * graded * graded)))
-        / (1 + z * z / graded)) as wilson_high,
+    -- greatest/least skip a NULL in DuckDB: no bound without a rate
+    case when graded > 0 then
+        greatest(0.0, (p + z * z / (2 * graded) - z * sqrt(p * (1 - p) / graded + z * z / (4 * graded * graded)))
+            / (1 + z * z / graded)) end as wilson_low,
+    case when graded > 0 then
+        least(1.0, (p + z * z / (2 * graded) + z * sqrt(p * (1 - p) / graded + z * z / (4 * graded * graded)))
+            / (1 + z * z / graded)) end as wilson_high,
     attempted,
     pa as resolve_rate_attempted,
-    greatest(0.0, (pa + z * z / (2 * attempted) - z * sqrt(pa * (1 - pa) / attempted + z * z / (4 * attempted * attempted)))
-        / (1 + z * z / attempted)) as wilson_low_attempted,
-    least(1.0, (pa + z * z / (2 * attempted) + z * sqrt(pa * (1 - pa) / attempted + z * z / (4 * attempted * attempted)))
-        / (1 + z * z / attempted)) as wilson_high_attempted,
+    case when attempted > 0 then
+        greatest(0.0, (pa + z * z / (2 * attempted) - z * sqrt(pa * (1 - pa) / attempted + z * z / (4 * attempted * attempted)))
+            / (1 + z * z / attempted)) end as wilson_low_attempted,
+    case when attempted > 0 then
+        least(1.0, (pa + z * z / (2 * attempted) + z * sqrt(pa * (1 - pa) / attempted + z * z / (4 * attempted * attempted)))
+            / (1 + z * z / attempted)) end as wilson_high_attempted,
     unresolved, empty_patch, evaluator_errors, infra_failures, not_run, no_outcome, ambiguous_failures,
     case
         when graded = 0 and reported_per_instance = false then 'counts_only'
