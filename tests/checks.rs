@@ -366,10 +366,13 @@ fn demo_database_fails_with_exit_4_and_gates_by_fail_on_only_and_config() {
     let table = diff("table");
     assert!(table.contains("check-changes") && table.contains("check_changes_v1"), "{table}");
     let csv = diff("csv");
-    assert_eq!(csv.lines().collect::<Vec<_>>(), [
-        "previous_run_id,latest_run_id,check_name,scope,previous_status,latest_status,previous_failing,latest_failing,\
+    assert_eq!(
+        csv.lines().collect::<Vec<_>>(),
+        [
+            "previous_run_id,latest_run_id,check_name,scope,previous_status,latest_status,previous_failing,latest_failing,\
          previous_tested,latest_tested,change"
-    ]);
+        ]
+    );
     // an unknown check in checks.toml: exit 1, file and line named
     std::fs::write(&config, "[checks.contract_vocab]\nseverity = \"warn\"\n[checks.nope]\n").unwrap();
     let out = bin().arg("--db").arg(&db).args(["check", "--config"]).arg(&config).output().unwrap();

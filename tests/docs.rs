@@ -28,7 +28,11 @@ fn every_view_has_a_header_with_its_grain_and_columns() {
         // two released files (sft_contract_failures_v1, sft_union_runs_v1) name their columns
         // only in their select list; released bytes never change
         if !sphragis::db::catalogue::released(v) {
-            assert!(header.contains("Columns") || header.contains("column"), "{}: the header names the columns", v.source);
+            assert!(
+                header.contains("Columns") || header.contains("column"),
+                "{}: the header names the columns",
+                v.source
+            );
         }
         assert!(!sphragis::db::catalogue::summary(v).trim().is_empty(), "{}: the header says what it gives", v.source);
     }

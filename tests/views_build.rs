@@ -179,8 +179,11 @@ fn special_tokens_and_a_pinned_date_render_as_written_out() {
     std::fs::copy(sft().join("chatml_tokenizer.json"), dir.join("tokenizer.json")).unwrap();
     std::fs::write(dir.join("tokenizer_config.json"), r#"{"eos_token": "<|im_end|>", "pad_token": null}"#).unwrap();
     let with_globals = s.dir.join("globals.jinja");
-    std::fs::write(&with_globals, format!("{{{{- 'Date: ' + strftime_now('%d %b %Y') + eos_token + '\\n' }}}}{sample}"))
-        .unwrap();
+    std::fs::write(
+        &with_globals,
+        format!("{{{{- 'Date: ' + strftime_now('%d %b %Y') + eos_token + '\\n' }}}}{sample}"),
+    )
+    .unwrap();
     let written_out = s.dir.join("written.jinja");
     std::fs::write(&written_out, format!("{{{{- 'Date: 04 Jul 2026<|im_end|>\\n' }}}}{sample}")).unwrap();
     let tokenizer = dir.join("tokenizer.json");
@@ -216,6 +219,17 @@ fn special_tokens_and_a_pinned_date_render_as_written_out() {
     let output = s.run(&args);
     assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(!s.dir.join("u.jsonl").exists());
-    let output = s.run(&["views", "build", "--tokenizer", tokenizer.to_str().unwrap(), "--pool", "A", "--out", "x.jsonl", "--date", "July 4"]);
+    let output = s.run(&[
+        "views",
+        "build",
+        "--tokenizer",
+        tokenizer.to_str().unwrap(),
+        "--pool",
+        "A",
+        "--out",
+        "x.jsonl",
+        "--date",
+        "July 4",
+    ]);
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
 }

@@ -113,31 +113,32 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     .map_err(|e| anyhow::anyhow!("{}: not a tokenizer.json: {e}", b.tokenizer.display()))?;
                 Ok((bytes, tokenizer))
             };
-            let (conn, source, (template, template_globals), (bytes, tokenizer)) = std::thread::scope(|scope| -> Result<_, CliError> {
-                let parsed = scope.spawn(read_tokenizer);
-                let conn = crate::db::open_read_only(db)?;
-                let source = template_source(b.template.as_deref(), &b.tokenizer)?;
-                let mut template =
-                    ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
-                // what HF passes to every template besides the conversation
-                let special = special_tokens(&b.tokenizer)?;
-                for (name, value) in &special.values {
-                    template.add_global(name, value.clone());
-                }
-                if let Some(date) = b.date {
-                    template.set_now(date);
-                }
-                let mut globals = serde_json::json!({
-                    "special_tokens": special.to_json(),
-                    "special_tokens_from": special.sources,
-                });
-                if source.text.contains("strftime_now") {
-                    globals["strftime_now"] = template.now().format("%Y-%m-%dT%H:%M:%S").to_string().into();
-                }
-                let template = (template, globals);
-                let parsed = parsed.join().map_err(|_| anyhow::anyhow!("reading the tokenizer panicked"))??;
-                Ok((conn, source, template, parsed))
-            })?;
+            let (conn, source, (template, template_globals), (bytes, tokenizer)) =
+                std::thread::scope(|scope| -> Result<_, CliError> {
+                    let parsed = scope.spawn(read_tokenizer);
+                    let conn = crate::db::open_read_only(db)?;
+                    let source = template_source(b.template.as_deref(), &b.tokenizer)?;
+                    let mut template =
+                        ChatTemplate::new(&source.text).map_err(|e| anyhow::anyhow!("{}: {e:#}", source.origin))?;
+                    // what HF passes to every template besides the conversation
+                    let special = special_tokens(&b.tokenizer)?;
+                    for (name, value) in &special.values {
+                        template.add_global(name, value.clone());
+                    }
+                    if let Some(date) = b.date {
+                        template.set_now(date);
+                    }
+                    let mut globals = serde_json::json!({
+                        "special_tokens": special.to_json(),
+                        "special_tokens_from": special.sources,
+                    });
+                    if source.text.contains("strftime_now") {
+                        globals["strftime_now"] = template.now().format("%Y-%m-%dT%H:%M:%S").to_string().into();
+                    }
+                    let template = (template, globals);
+                    let parsed = parsed.join().map_err(|_| anyhow::anyhow!("reading the tokenizer panicked"))??;
+                    Ok((conn, source, template, parsed))
+                })?;
             let loaded = loaded_trajectories(&conn)?;
             if loaded == 0 {
                 return Err(anyhow::anyhow!(

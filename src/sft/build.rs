@@ -749,12 +749,10 @@ mod tests {
             json!({"bos_token": "<s>", "eos_token": "<|end|>", "unk_token": "<unk>",
                    "additional_special_tokens": ["<|user|>", "<|assistant|>"]})
         );
-        assert_eq!(got.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), [
-            "bos_token",
-            "eos_token",
-            "unk_token",
-            "additional_special_tokens"
-        ]);
+        assert_eq!(
+            got.values.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+            ["bos_token", "eos_token", "unk_token", "additional_special_tokens"]
+        );
         assert_eq!(got.sources.len(), 2);
         std::fs::write(dir.join("special_tokens_map.json"), r#"{"eos_token": 7}"#).unwrap();
         let err = special_tokens(&tokenizer).unwrap_err().to_string();

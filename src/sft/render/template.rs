@@ -84,7 +84,8 @@ impl ChatTemplate {
     /// Errors at rendering: a format with a directive chrono does not know.
     pub fn set_now(&mut self, now: chrono::NaiveDateTime) {
         self.now = now;
-        self.env.add_function("strftime_now", move |format: String| -> Result<String, Error> { strftime(now, &format) });
+        self.env
+            .add_function("strftime_now", move |format: String| -> Result<String, Error> { strftime(now, &format) });
     }
 
     /// The instant `strftime_now` formats (recorded in a view's provenance).
@@ -575,7 +576,8 @@ mod tests {
         assert_eq!(t.render(&msgs, None, false).unwrap().text, "<|user|>\nhi</s>\n<|assistant|>\nyo</s>\n");
         let added = ChatTemplate::new("{{ messages[0].content + eos_token }}").unwrap();
         assert!(added.render(&msgs, None, false).is_err(), "text + undefined is an error, as in jinja2");
-        let mut dated = ChatTemplate::new("Today Date: {{ strftime_now('%d %b %Y') }} ({{ strftime_now('%-d %B') }})").unwrap();
+        let mut dated =
+            ChatTemplate::new("Today Date: {{ strftime_now('%d %b %Y') }} ({{ strftime_now('%-d %B') }})").unwrap();
         dated.set_now(chrono::NaiveDate::from_ymd_opt(2026, 7, 4).unwrap().and_hms_opt(0, 0, 0).unwrap());
         assert_eq!(dated.render(&[], None, false).unwrap().text, "Today Date: 04 Jul 2026 (4 July)");
         let bad = ChatTemplate::new("{{ strftime_now('%Q') }}").unwrap();
