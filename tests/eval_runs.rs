@@ -930,3 +930,47 @@ fn pass_hat_k_consistency_items_and_bootstrap_by_hand() {
             < 1e-15
     );
 }
+
+/// A run folder holds byte-identical files at several paths (base's reports of b, c and d
+/// say the same): loading the folder again skips every file, it never loads the later
+/// copies again as new files (duplicate outcome rows, checks that change).
+#[test]
+fn reloading_a_run_with_byte_identical_reports_skips_every_file() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let first = load_run(&conn, &spec("base", "base-7b", None), &[samples().join("base")]).unwrap();
+    assert!(first.iter().all(|o| matches!(o, LoadOutcome::Loaded(_))));
+    let count = |t: &str| one(&conn, &format!("select count(*) from {t}"))[0].clone();
+    let (files, outcomes) = (count("ingest_log"), count("eval_outcomes"));
+    assert_eq!((files.as_str(), outcomes.as_str()), ("9", "4"));
+    let again = load_run(&conn, &spec("base", "base-7b", None), &[samples().join("base")]).unwrap();
+    assert_eq!(again.len(), 9);
+    assert!(again.iter().all(|o| matches!(o, LoadOutcome::AlreadyLoaded { .. })), "{again:?}");
+    assert_eq!((count("ingest_log"), count("eval_outcomes")), (files, outcomes));
+}
+
+/// The same fault on the one-file-per-transaction path: `load outcomes` of byte-identical
+/// report.json files at several paths, twice: the second run skips each file.
+#[test]
+fn reloading_byte_identical_outcomes_skips_every_file() {
+    let dir = std::env::temp_dir().join(format!("sphragis-eval-reload-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("o.duckdb");
+    let logs = samples().join("base/logs");
+    let reports: Vec<PathBuf> =
+        ["demo__b-2", "demo__c-3", "demo__d-4"].iter().map(|id| logs.join(id).join("report.json")).collect();
+    for _ in 0..2 {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sphragis"))
+            .arg("--db")
+            .arg(&db)
+            .args(["--quiet", "load", "outcomes"])
+            .args(&reports)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let conn = sphragis::db::open_read_only(&db).unwrap();
+    assert_eq!(one(&conn, "select count(*) from ingest_log"), ["3"]);
+    drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

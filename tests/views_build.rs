@@ -232,4 +232,10 @@ fn special_tokens_and_a_pinned_date_render_as_written_out() {
         "July 4",
     ]);
     assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    // chrono alone would read these as year 26 and as one-digit fields
+    for bad in ["26-01-01", "2026-1-5", "+2026-01-05", "2026-13-40"] {
+        let tok = tokenizer.to_str().unwrap();
+        let output = s.run(&["views", "build", "--tokenizer", tok, "--pool", "A", "--out", "x.jsonl", "--date", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {}", String::from_utf8_lossy(&output.stderr));
+    }
 }

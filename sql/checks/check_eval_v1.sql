@@ -87,9 +87,12 @@ checks as (
            case when r.counts_only then 'the run''s report gives counts only (sb-cli#27): no per-instance outcome'
                 when p.run is null then 'no run-level report lists the run''s instances: its rates are eval_runs_v3''s, graded only'
                 when p.instances = 0 then 'the run-level report lists no instance' end,
-           case when p.run is not null then
-               format('the report: {} resolved of {} listed ({}); graded only: {} of {} ({})', p.resolved, p.instances,
-                      round(p.resolved / nullif(p.instances, 0), 4), r.resolved, r.graded, round(r.resolve_rate, 4)) end,
+           case when p.run is not null and r.reported_total is not null then
+               format('the report says {} resolved of {} ({}); graded only: {} of {} ({})', r.reported_resolved,
+                      r.reported_total, round(r.reported_rate, 4), r.resolved, r.graded, round(r.resolve_rate, 4))
+                when p.run is not null then
+               format('{} of the {} instances the report lists resolved (after per-instance reports); graded only: {} of {} ({})',
+                      p.resolved, p.instances, r.resolved, r.graded, round(r.resolve_rate, 4)) end,
            format('select * from eval_instances_v2 where run = ''{}'' and in_run_report and excluded in (''error'', ''infra_failure'', ''not_run'')', r.q)
     from runs as r
     left join reported as p on p.run = r.run

@@ -26,7 +26,8 @@
 --   ambiguous_failure: listed in ambiguous_failure_ids (environment or patch: unknown which;
 --     the class stays as listed); failure_reason: failure_reasons[id] or report.json's
 --     infra_failure_reason, from the file whose outcome counts (else any file's);
---   in_run_report: a run-level report (harness, sb-cli, summary) lists the instance;
+--   in_run_report: a run-level report that lists its population (the harness's run report, sb-cli's)
+--     lists the instance (the older summary lists resolved ids only: no population);
 --   outcome_sources: files stating an explicit outcome; outcome_shapes: their shapes, sorted;
 --   sources_agree: with two or more sources, whether they all agree on resolved (else null);
 --   finish, exit_status, turns_before_first_edit: from the trajectory (null without one);
@@ -63,7 +64,7 @@ explicit as (
         arg_min(status, [priority, file_id]) as status,
         coalesce(arg_min(reason, [priority, file_id]), min(reason)) as reason,
         bool_or(ambiguous) as ambiguous,
-        bool_or(priority = 2) as in_run_report,
+        bool_or(priority = 2 and shape <> 'harness-summary') as in_run_report,
         string_agg(distinct shape, ',' order by shape) as shapes
     from ranked_outcomes
     group by run, instance_id

@@ -6,8 +6,9 @@
 -- Grain key: run, population.
 -- Grain: one row per run and population that has instances:
 --   named: every instance any file of the run names (eval_runs_v3's figures);
---   run_report: the instances a run-level report lists (harness run report, sb-cli report,
---     older summary); for a count-only report (sb-cli#27), its stated counts;
+--   run_report: the instances a run-level report lists (harness run report, sb-cli report; the
+--     older summary lists resolved ids only and states no population); for a count-only report
+--     (sb-cli#27), its stated counts;
 --   trajectories: the instances with a trajectory.
 -- Columns:
 --   instances: the population's size (run_report of a count-only report: total_instances);

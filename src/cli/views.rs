@@ -73,6 +73,11 @@ pub struct BuildArgs {
 
 /// `--date`: `YYYY-MM-DD` (midnight) or `YYYY-MM-DDTHH:MM:SS`.
 fn parse_date(text: &str) -> Result<chrono::NaiveDateTime, String> {
+    // chrono's %Y and %m take any width ("26-1-5" would be year 26): the shape first
+    let shape: String = text.chars().map(|c| if c.is_ascii_digit() { '9' } else { c }).collect();
+    if shape != "9999-99-99" && shape != "9999-99-99T99:99:99" {
+        return Err(format!("{text:?}: expected a date YYYY-MM-DD or YYYY-MM-DDTHH:MM:SS"));
+    }
     if let Ok(d) = chrono::NaiveDate::parse_from_str(text, "%Y-%m-%d") {
         return Ok(d.and_hms_opt(0, 0, 0).expect("midnight exists"));
     }

@@ -149,10 +149,18 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Option<Value> = serde_json::from_str(body).ok();
     if let Some(Value::Object(o)) = &value {
+        let run_level = o.contains_key("resolved_ids")
+            || o.contains_key("total_instances")
+            || o.contains_key("resolved_instances")
+            || matches!(o.get("resolved"), Some(Value::Array(_)));
+        if run_level && !TRAJECTORY_KEYS.iter().any(|k| o.contains_key(*k)) {
+            // Python's json keeps the last of a repeated key: refused, as in report.json
+            crate::sft::outcomes::refuse_duplicate_keys(path, text)?;
+        }
         if o.contains_key("resolved_ids") {
             return run_report(path, o);
         }
-        if o.get("resolved_instances").is_some_and(Value::is_number) && o.contains_key("total_instances") {
+        if o.contains_key("total_instances") || o.contains_key("resolved_instances") {
             return count_only_report(path, o);
         }
         if let Some(Value::Array(_)) = o.get("resolved") {
@@ -230,6 +238,9 @@ fn id_list(path: &Path, o: &serde_json::Map<String, Value>, key: &str) -> Result
         .map(Some)
 }
 
+/// Fields of a trajectory row: an object holding one is never read as a run-level report.
+const TRAJECTORY_KEYS: [&str; 4] = ["instance_id", "messages", "trajectory", "history"];
+
 /// The outcome lists of a run report, each id in at most one (field, class).
 const OUTCOME_LISTS: [(&str, Status); 7] = [
     ("resolved_ids", Status::Resolved),
@@ -275,6 +286,57 @@ fn reported_counts(path: &Path, o: &serde_json::Map<String, Value>, per_instance
     for name in COUNTS {
         if let Some(n) = count(path, o, &format!("{name}_instances"))? {
             counts.insert(name, n);
+        }
+    }
+    let err = |field: &str, m: String| -> anyhow::Error { InputError::at(path, None, Some(field), m).into() };
+    // counts that cannot all be true: a part larger than its whole
+    let wholes: [(&str, &[&str]); 3] = [
+        (
+            "total",
+            &[
+                "submitted",
+                "completed",
+                "resolved",
+                "unresolved",
+                "error",
+                "empty_patch",
+                "infra_failure",
+                "pending",
+                "failed",
+                "incomplete",
+            ],
+        ),
+        ("submitted", &["completed", "resolved", "unresolved", "empty_patch"]),
+        ("completed", &["resolved", "unresolved"]),
+    ];
+    for (whole, parts) in wholes {
+        let Some(&w) = counts.get(whole) else { continue };
+        for part in parts {
+            if let Some(&n) = counts.get(part)
+                && n > w
+            {
+                return Err(err(&format!("{part}_instances"), format!("says {n}, more than {whole}_instances ({w})")));
+            }
+        }
+    }
+    if let (Some(&w), Some(&r), Some(&u)) = (counts.get("completed"), counts.get("resolved"), counts.get("unresolved"))
+        && r + u > w
+    {
+        return Err(err(
+            "unresolved_instances",
+            format!("resolved ({r}) and unresolved ({u}) instances are more than completed_instances ({w})"),
+        ));
+    }
+    if per_instance && let Some(&w) = counts.get("total") {
+        let mut listed = std::collections::HashSet::new();
+        for key in OUTCOME_LISTS.iter().map(|(k, _)| *k).chain(["submitted_ids", "completed_ids", "infra_failure_ids"])
+        {
+            if let Some(Value::Array(ids)) = o.get(key) {
+                listed.extend(ids.iter().filter_map(Value::as_str));
+            }
+        }
+        if listed.len() as i64 > w {
+            return Err(err("total_instances", format!("says {w}, but the report lists {} instances", listed.len())));
         }
     }
     Ok(ReportedCounts { schema_version: count(path, o, "schema_version")?, per_instance, counts })
@@ -391,6 +453,17 @@ fn run_report(path: &Path, o: &serde_json::Map<String, Value>) -> Result<RunFile
 
 /// sb-cli's report with counts and no id lists (sb-cli#27): run-level figures only.
 fn count_only_report(path: &Path, o: &serde_json::Map<String, Value>) -> Result<RunFile> {
+    for key in ["total_instances", "resolved_instances"] {
+        if count(path, o, key)?.is_none() {
+            return Err(InputError::at(
+                path,
+                None,
+                Some(key),
+                "missing: a count-only run report states total_instances and resolved_instances",
+            )
+            .into());
+        }
+    }
     Ok(RunFile::Listing {
         shape: "sb-cli-counts",
         outcomes: Vec::new(),
@@ -573,6 +646,36 @@ mod tests {
             (reported.counts["total"], reported.counts["resolved"], reported.counts.get("unresolved")),
             (500, 12, None)
         );
+    }
+
+    /// Counts that cannot all be true, a count of another type, and a key given twice are
+    /// refused at their field, never stored.
+    #[test]
+    fn impossible_counts_and_repeated_keys_are_refused() {
+        for (text, want) in [
+            (
+                r#"{"total_instances": 2, "resolved_instances": 5}"#,
+                "resolved_instances`: says 5, more than total_instances (2)",
+            ),
+            (
+                r#"{"total_instances": 9, "submitted_instances": 3, "completed_instances": 4, "resolved_instances": 1}"#,
+                "completed_instances`: says 4, more than submitted_instances (3)",
+            ),
+            (
+                r#"{"total_instances": 9, "completed_instances": 3, "resolved_instances": 2, "unresolved_instances": 2}"#,
+                "more than completed_instances (3)",
+            ),
+            (
+                r#"{"total_instances": 1, "resolved_ids": ["a"], "unresolved_ids": ["b"]}"#,
+                "says 1, but the report lists 2 instances",
+            ),
+            (r#"{"total_instances": 5, "resolved_instances": "2"}"#, "field `resolved_instances`: expected a count"),
+            (r#"{"total_instances": 5}"#, "field `resolved_instances`: missing"),
+            (r#"{"total_instances": 5, "resolved_instances": 2, "total_instances": 9}"#, "duplicate key"),
+        ] {
+            let err = read(p("r.json"), text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text}: {err}");
+        }
     }
 
     #[test]

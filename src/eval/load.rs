@@ -176,8 +176,8 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
         }
         let file = ReadFile::read(path)?;
         let read = prepare(spec, path, &file.text)?;
-        let same_bytes_here = ingest::find_loaded(conn, InputKind::Run.name(), &file.sha256)?
-            .is_some_and(|e| e.path == absolute.to_string_lossy());
+        let same_bytes_here =
+            ingest::earlier_load(conn, InputKind::Run, &file.sha256, &absolute.to_string_lossy())?.is_some();
         if let (Rows::Trajectories(rows), false) = (&read, same_bytes_here) {
             for (row, t) in rows.iter().enumerate() {
                 let field = format!("[{row}]");

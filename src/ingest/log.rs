@@ -89,10 +89,7 @@ fn load_in_transaction(
         duckdb::params![kind.name(), size as i64],
         |r| r.get(0),
     )?;
-    let duplicate_of = |sha256: &str| -> Result<Option<LoadedFile>> {
-        Ok(find_loaded(conn, kind.name(), sha256)?
-            .filter(|e| kind.reload() != Reload::BoundToPath || e.path == absolute))
-    };
+    let duplicate_of = |sha256: &str| -> Result<Option<LoadedFile>> { earlier_load(conn, kind, sha256, &absolute) };
     conn.execute_batch("begin transaction")?;
     let result = (|| -> Result<(i32, i64)> {
         let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
@@ -211,8 +208,7 @@ pub fn load_files_whole(
         for (i, file) in files.iter().enumerate() {
             let absolute = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
             let absolute = absolute.to_string_lossy().into_owned();
-            let earlier = find_loaded(conn, kind.name(), &file.sha256)?
-                .filter(|e| kind.reload() != Reload::BoundToPath || e.path == absolute);
+            let earlier = earlier_load(conn, kind, &file.sha256, &absolute)?;
             if let Some(earlier) = &earlier
                 && kind.reload() != Reload::Reapplied
             {
@@ -317,6 +313,33 @@ fn log_skip(conn: &Connection, kind: InputKind, path: &str, earlier: &LoadedFile
         [format!("{kind} {path}: same bytes as file_id {} ({})", earlier.file_id, earlier.path)],
     )?;
     Ok(())
+}
+
+/// The earlier load that makes a load of `sha256` at `absolute` a duplicate under `kind`'s
+/// [`Reload`] policy: the same bytes by the same kind of loader, and — for a kind bound to
+/// its path — at the same path (another file with the same bytes loaded earlier at another
+/// path does not hide it: a run folder holds byte-identical reports of several instances).
+pub fn earlier_load(conn: &Connection, kind: InputKind, sha256: &str, absolute: &str) -> Result<Option<LoadedFile>> {
+    if kind.reload() != Reload::BoundToPath {
+        return find_loaded(conn, kind.name(), sha256);
+    }
+    let mut stmt = conn.prepare(
+        "select file_id, kind, path, bytes, sha256, rows from ingest_log where kind = ? and sha256 = ? and path = ? \
+         order by file_id limit 1",
+    )?;
+    let mut rows = stmt.query(duckdb::params![kind.name(), sha256, absolute])?;
+    Ok(match rows.next()? {
+        Some(r) => Some(LoadedFile {
+            file_id: r.get(0)?,
+            kind: r.get(1)?,
+            path: r.get(2)?,
+            bytes: r.get(3)?,
+            sha256: r.get(4)?,
+            rows: r.get(5)?,
+            same_bytes_as: None,
+        }),
+        None => None,
+    })
 }
 
 /// The earlier load of the same bytes by the same kind of loader (`kind` as in

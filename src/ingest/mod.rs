@@ -31,5 +31,5 @@ pub mod read;
 
 pub use error::InputError;
 pub use kind::{Corpus, InputKind, Reload};
-pub use log::{LoadOutcome, LoadedFile, ReadFile, find_loaded, load_file, load_files_whole};
+pub use log::{LoadOutcome, LoadedFile, ReadFile, earlier_load, find_loaded, load_file, load_files_whole};
 pub use read::Input;

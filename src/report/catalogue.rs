@@ -339,7 +339,7 @@ pub const REPORTS: &[Report] = &[
     Report {
         name: "eval-bootstrap",
         view: "eval_pair_bootstrap_v1",
-        about: "two runs on the instances both graded: the difference in resolve rate with a seeded paired bootstrap 95% interval (2000 resamples, seed 0)",
+        about: "two runs on the instances both graded: the difference in resolve rate with a seeded paired bootstrap 95% interval (resamples and seed: the table's columns; the view uses 2000 and 0)",
         by_version: false,
         macro_name: Some("eval_pair_bootstrap_at_v1"),
     },

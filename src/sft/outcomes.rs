@@ -255,6 +255,15 @@ pub fn read_report(path: &Path, text: &str) -> Result<Report> {
     Ok(Report { instance_id, nested: !flat, outcome })
 }
 
+/// Refuses a JSON document (already known to parse) in which one object holds a key twice:
+/// Python's `json` keeps the last, so which one the producer meant is unknowable. Used for
+/// run-level reports too.
+///
+/// Errors: `file:line: field \`a.b\`: duplicate key (first on line N)`.
+pub fn refuse_duplicate_keys(path: &Path, text: &str) -> Result<()> {
+    field_lines(path, text.strip_prefix('\u{feff}').unwrap_or(text)).map(|_| ())
+}
+
 /// A field of the report being read, for errors: the line is that of the field's key,
 /// else of its nearest enclosing field's key, else 1.
 struct Located<'a> {
