@@ -39,7 +39,8 @@
 //!   SHA-256-bound loads recorded in `ingest_log`, with the load's anomalies).
 //! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
 //!   checksums), [`db::views`] (the registry of views and table macros),
-//!   [`db::release`] (the lock of released SQL).
+//!   [`db::release`] (the lock of released SQL), [`db::catalogue`] (docs/views.md,
+//!   generated from the SQL files' headers).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
@@ -67,10 +68,11 @@
 //!   added tokens ([`sft::segments`]), pool roles, split manifest and samples database
 //!   ([`sft::pools`]).
 //!   The contract checks and the pool audit are views in `sql/sft/` and `sql/pools/`.
-//! - [`eval`]: evaluation runs side by side (SPEC §3.5) — `load run` reads a run's
-//!   trajectories (through the SFT readers), per-instance and run-level reports and batch
-//!   exit statuses ([`eval::files`]), stores each trajectory's finish and heuristic
-//!   symptoms ([`eval::symptoms`]); the comparisons are views in `sql/eval/`.
+//! - [`eval`]: evaluation runs side by side (SPEC §3.5) — `load run` reads a run whole or
+//!   not at all ([`eval::load`]): trajectories (through the SFT readers), per-instance and
+//!   run-level reports with their outcome classes (infra failures, empty patches, never
+//!   run) and batch exit statuses ([`eval::files`]); it stores each trajectory's finish and
+//!   heuristic symptoms ([`eval::symptoms`]); the comparisons are views in `sql/eval/`.
 //! - [`export`]: every table as partitioned Parquet with `manifest.json` (files,
 //!   SHA-256s, each view's SQL in DuckDB and Spark dialects, whether it runs on Spark),
 //!   and `init --from` back; [`export::spark`] holds the generated, parity-checked Spark SQL.
