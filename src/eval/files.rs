@@ -153,7 +153,8 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
             || o.contains_key("total_instances")
             || o.contains_key("resolved_instances")
             || matches!(o.get("resolved"), Some(Value::Array(_)));
-        if run_level && !TRAJECTORY_KEYS.iter().any(|k| o.contains_key(*k)) {
+        // a trajectory row's fields: such an object is never read as a run-level report
+        if run_level && !crate::sft::outcomes::TRAJECTORY_FIELDS.iter().any(|k| o.contains_key(*k)) {
             // Python's json keeps the last of a repeated key: refused, as in report.json
             crate::sft::outcomes::refuse_duplicate_keys(path, text)?;
         }
@@ -237,9 +238,6 @@ fn id_list(path: &Path, o: &serde_json::Map<String, Value>, key: &str) -> Result
         .collect::<Result<Vec<_>>>()
         .map(Some)
 }
-
-/// Fields of a trajectory row: an object holding one is never read as a run-level report.
-const TRAJECTORY_KEYS: [&str; 4] = ["instance_id", "messages", "trajectory", "history"];
 
 /// The outcome lists of a run report, each id in at most one (field, class).
 const OUTCOME_LISTS: [(&str, Status); 7] = [

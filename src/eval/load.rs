@@ -174,8 +174,10 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
         if let Some(other) = other {
             bail!("{}: already loaded into run {other}; a file belongs to one run", path.display());
         }
-        let file = ReadFile::read(path)?;
-        let read = prepare(spec, path, &file.text)?;
+        // the text is dropped once parsed: a trajectory is kept as its verdicts
+        let (file, text) = ReadFile::read(path)?;
+        let read = prepare(spec, path, &text)?;
+        drop(text);
         let same_bytes_here =
             ingest::earlier_load(conn, InputKind::Run, &file.sha256, &absolute.to_string_lossy())?.is_some();
         if let (Rows::Trajectories(rows), false) = (&read, same_bytes_here) {

@@ -123,12 +123,7 @@ fn load_in_transaction(
         {
             return Ok(LoadOutcome::AlreadyLoaded { earlier: earlier.clone(), path: absolute.clone() });
         }
-        conn.execute(
-            "insert into ingest_log (file_id, kind, path, bytes, sha256, rows, loader_version, options) \
-             values (?, ?, ?, ?, ?, ?, ?, ?)",
-            duckdb::params![file_id, kind.name(), absolute, bytes as i64, sha256, rows, kind.loader_version(), options],
-        )?;
-        Ok(LoadOutcome::Loaded(LoadedFile {
+        let file = LoadedFile {
             file_id,
             kind: kind.name().to_string(),
             path: absolute.clone(),
@@ -136,14 +131,12 @@ fn load_in_transaction(
             sha256,
             rows,
             same_bytes_as: earlier.map(|e| e.file_id),
-        }))
+        };
+        record(conn, kind, options, &file)?;
+        Ok(LoadOutcome::Loaded(file))
     })();
     match finished {
         Ok(LoadOutcome::Loaded(file)) => {
-            conn.execute(
-                "insert into sph_log (command, detail) values ('load', ?)",
-                [format!("{kind} {} sha256 {} rows {}", file.path, file.sha256, file.rows)],
-            )?;
             commit_checkpointed(conn)?;
             Ok(LoadOutcome::Loaded(file))
         }
@@ -159,14 +152,12 @@ fn load_in_transaction(
     }
 }
 
-/// A file read whole before a grouped load ([`load_files_whole`]): its text, size and
-/// SHA-256, as [`Input`] read them.
+/// A file read whole before a grouped load ([`load_files_whole`]): its path, size and
+/// SHA-256, as [`Input`] read them (the text goes to the caller, which keeps what it needs).
 #[derive(Debug, Clone)]
 pub struct ReadFile {
     /// The path as given (errors name it).
     pub path: std::path::PathBuf,
-    /// The whole text (UTF-8, byte-order mark kept).
-    pub text: String,
     /// Bytes read.
     pub bytes: u64,
     /// Lowercase hex SHA-256 of the bytes.
@@ -174,14 +165,15 @@ pub struct ReadFile {
 }
 
 impl ReadFile {
-    /// Reads `path` whole as UTF-8 text, hashing it as it is read.
+    /// Reads `path` whole as UTF-8 text (byte-order mark kept), hashing it as it is read;
+    /// returns the file's record and its text.
     ///
     /// Errors: the file cannot be opened or read, or is not UTF-8 (file and byte named).
-    pub fn read(path: &Path) -> Result<ReadFile> {
+    pub fn read(path: &Path) -> Result<(ReadFile, String)> {
         let (mut input, _) = Input::open(path)?;
         let text = input.read_text()?;
         let (bytes, sha256) = input.finish().map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
-        Ok(ReadFile { path: path.to_path_buf(), text, bytes, sha256 })
+        Ok((ReadFile { path: path.to_path_buf(), bytes, sha256 }, text))
     }
 }
 
@@ -221,25 +213,7 @@ pub fn load_files_whole(
             let (rows, anomalies) = super::anomaly::collect(|| load(conn, file_id, i));
             let rows = rows?;
             write_anomalies(conn, file_id, &anomalies)?;
-            conn.execute(
-                "insert into ingest_log (file_id, kind, path, bytes, sha256, rows, loader_version, options) \
-                 values (?, ?, ?, ?, ?, ?, ?, ?)",
-                duckdb::params![
-                    file_id,
-                    kind.name(),
-                    absolute,
-                    file.bytes as i64,
-                    file.sha256,
-                    rows,
-                    kind.loader_version(),
-                    options
-                ],
-            )?;
-            conn.execute(
-                "insert into sph_log (command, detail) values ('load', ?)",
-                [format!("{kind} {absolute} sha256 {} rows {rows}", file.sha256)],
-            )?;
-            outcomes.push(LoadOutcome::Loaded(LoadedFile {
+            let loaded = LoadedFile {
                 file_id,
                 kind: kind.name().to_string(),
                 path: absolute,
@@ -247,7 +221,9 @@ pub fn load_files_whole(
                 sha256: file.sha256.clone(),
                 rows,
                 same_bytes_as: earlier.map(|e| e.file_id),
-            }));
+            };
+            record(conn, kind, options, &loaded)?;
+            outcomes.push(LoadOutcome::Loaded(loaded));
         }
         Ok(outcomes)
     })();
@@ -307,6 +283,30 @@ fn write_anomalies(conn: &Connection, file_id: i32, anomalies: &[super::anomaly:
     Ok(())
 }
 
+/// Records a loaded file in the ingest log (with the loader version and `options`) and a
+/// `load` line in `sph_log`, inside the load's transaction.
+fn record(conn: &Connection, kind: InputKind, options: Option<&str>, file: &LoadedFile) -> Result<()> {
+    conn.execute(
+        "insert into ingest_log (file_id, kind, path, bytes, sha256, rows, loader_version, options) \
+         values (?, ?, ?, ?, ?, ?, ?, ?)",
+        duckdb::params![
+            file.file_id,
+            file.kind,
+            file.path,
+            file.bytes,
+            file.sha256,
+            file.rows,
+            kind.loader_version(),
+            options
+        ],
+    )?;
+    conn.execute(
+        "insert into sph_log (command, detail) values ('load', ?)",
+        [format!("{kind} {} sha256 {} rows {}", file.path, file.sha256, file.rows)],
+    )?;
+    Ok(())
+}
+
 fn log_skip(conn: &Connection, kind: InputKind, path: &str, earlier: &LoadedFile) -> Result<()> {
     conn.execute(
         "insert into sph_log (command, detail) values ('load-skipped', ?)",
@@ -320,35 +320,23 @@ fn log_skip(conn: &Connection, kind: InputKind, path: &str, earlier: &LoadedFile
 /// its path — at the same path (another file with the same bytes loaded earlier at another
 /// path does not hide it: a run folder holds byte-identical reports of several instances).
 pub fn earlier_load(conn: &Connection, kind: InputKind, sha256: &str, absolute: &str) -> Result<Option<LoadedFile>> {
-    if kind.reload() != Reload::BoundToPath {
-        return find_loaded(conn, kind.name(), sha256);
-    }
-    let mut stmt = conn.prepare(
-        "select file_id, kind, path, bytes, sha256, rows from ingest_log where kind = ? and sha256 = ? and path = ? \
-         order by file_id limit 1",
-    )?;
-    let mut rows = stmt.query(duckdb::params![kind.name(), sha256, absolute])?;
-    Ok(match rows.next()? {
-        Some(r) => Some(LoadedFile {
-            file_id: r.get(0)?,
-            kind: r.get(1)?,
-            path: r.get(2)?,
-            bytes: r.get(3)?,
-            sha256: r.get(4)?,
-            rows: r.get(5)?,
-            same_bytes_as: None,
-        }),
-        None => None,
-    })
+    let at = (kind.reload() == Reload::BoundToPath).then_some(absolute);
+    first_load(conn, kind.name(), sha256, at)
 }
 
 /// The earlier load of the same bytes by the same kind of loader (`kind` as in
 /// `ingest_log.kind`), if any.
 pub fn find_loaded(conn: &Connection, kind: &str, sha256: &str) -> Result<Option<LoadedFile>> {
+    first_load(conn, kind, sha256, None)
+}
+
+/// The first `ingest_log` row of `kind` with these bytes (and at `path`, when given).
+fn first_load(conn: &Connection, kind: &str, sha256: &str, path: Option<&str>) -> Result<Option<LoadedFile>> {
     let mut stmt = conn.prepare(
-        "select file_id, kind, path, bytes, sha256, rows from ingest_log where kind = ? and sha256 = ? order by file_id limit 1",
+        "select file_id, kind, path, bytes, sha256, rows from ingest_log \
+         where kind = ? and sha256 = ? and (?::varchar is null or path = ?) order by file_id limit 1",
     )?;
-    let mut rows = stmt.query(duckdb::params![kind, sha256])?;
+    let mut rows = stmt.query(duckdb::params![kind, sha256, path, path])?;
     Ok(match rows.next()? {
         Some(r) => Some(LoadedFile {
             file_id: r.get(0)?,

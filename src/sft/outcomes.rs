@@ -91,7 +91,7 @@ const REPORT_FIELDS: [&str; 7] = [
 const TEST_LISTS: [&str; 4] = ["FAIL_TO_PASS", "PASS_TO_PASS", "FAIL_TO_FAIL", "PASS_TO_FAIL"];
 
 /// Fields of a trajectory row (which may carry `resolved` too) that no report has.
-const TRAJECTORY_FIELDS: [&str; 4] = ["instance_id", "messages", "trajectory", "history"];
+pub const TRAJECTORY_FIELDS: [&str; 4] = ["instance_id", "messages", "trajectory", "history"];
 
 /// True when `v` has the shape of a per-instance report (flat: an object with a report
 /// field and none of a trajectory's `instance_id`, `messages`, `trajectory`, `history`;
