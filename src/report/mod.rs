@@ -319,8 +319,46 @@ fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
             let items = array.as_list::<i64>().value(r);
             Cell::List((0..items.len()).map(|i| cell_at(items.as_ref(), i)).collect::<Result<_>>()?)
         }
+        DataType::Timestamp(unit, None) => {
+            use duckdb::arrow::datatypes::{
+                TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+                TimestampSecondType,
+            };
+            use duckdb::arrow::temporal_conversions::as_datetime;
+            let at = match unit {
+                TimeUnit::Second => as_datetime::<TimestampSecondType>(array.as_primitive::<TimestampSecondType>().value(r)),
+                TimeUnit::Millisecond => {
+                    as_datetime::<TimestampMillisecondType>(array.as_primitive::<TimestampMillisecondType>().value(r))
+                }
+                TimeUnit::Microsecond => {
+                    as_datetime::<TimestampMicrosecondType>(array.as_primitive::<TimestampMicrosecondType>().value(r))
+                }
+                TimeUnit::Nanosecond => {
+                    as_datetime::<TimestampNanosecondType>(array.as_primitive::<TimestampNanosecondType>().value(r))
+                }
+            };
+            match at {
+                Some(at) => Cell::Text(iso_timestamp(at)),
+                None => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
+            }
+        }
         _ => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
     })
+}
+
+/// A timestamp without time zone in ISO 8601 form, the way Python's
+/// `datetime.isoformat()` writes it (so a stock DuckDB client's value compares as text):
+/// no fraction when it is a whole second, six digits when it is whole microseconds, nine
+/// otherwise. Arrow's own formatter picks 3, 6 or 9 digits, so `.100000` came out as `.100`.
+fn iso_timestamp(at: chrono::NaiveDateTime) -> String {
+    use chrono::Timelike;
+    let nanos = at.nanosecond();
+    let format = match nanos {
+        0 => "%Y-%m-%dT%H:%M:%S",
+        n if n % 1000 == 0 => "%Y-%m-%dT%H:%M:%S%.6f",
+        _ => "%Y-%m-%dT%H:%M:%S%.9f",
+    };
+    at.format(format).to_string()
 }
 
 /// Output formats.
@@ -800,6 +838,34 @@ mod tests {
         assert_eq!(row[12], Cell::Int(6));
         assert_eq!(row[13], Cell::Text("170141183460469231731687303715884105727".into()));
         assert!(query(&conn, "  ", &[]).unwrap_err().to_string().contains("empty"));
+    }
+
+    /// The fault behind a red CI: Arrow wrote `.100000` as `.100`, so a stamp's timestamp
+    /// differed from the one a stock client reads 1 time in 1,000. Expected values are
+    /// Python's `datetime(...).isoformat()` of each instant.
+    #[test]
+    fn timestamp_precision_is_isoformat_not_arrow_auto() {
+        let conn = Connection::open_in_memory().unwrap();
+        let t = query(
+            &conn,
+            "select timestamp '2026-12-03 14:19:54.100000' as milli, timestamp '2026-12-03 14:19:54' as whole, \
+             timestamp '2026-12-03 14:19:54.000010' as micro, timestamp '1969-12-31 23:59:59.5' as before_epoch, \
+             timestamp_ns '2026-12-03 14:19:54.123456789' as nano, timestamp_ms '2026-12-03 14:19:54.120' as ms",
+            &[],
+        )
+        .unwrap();
+        let texts: Vec<String> = t.rows[0].iter().map(text).collect();
+        assert_eq!(
+            texts,
+            [
+                "2026-12-03T14:19:54.100000",
+                "2026-12-03T14:19:54",
+                "2026-12-03T14:19:54.000010",
+                "1969-12-31T23:59:59.500000",
+                "2026-12-03T14:19:54.123456789",
+                "2026-12-03T14:19:54.120000"
+            ]
+        );
     }
 
     /// A float JSON cannot hold is written as Python's json names it, never as a null
