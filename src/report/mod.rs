@@ -326,7 +326,9 @@ fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
             };
             use duckdb::arrow::temporal_conversions::as_datetime;
             let at = match unit {
-                TimeUnit::Second => as_datetime::<TimestampSecondType>(array.as_primitive::<TimestampSecondType>().value(r)),
+                TimeUnit::Second => {
+                    as_datetime::<TimestampSecondType>(array.as_primitive::<TimestampSecondType>().value(r))
+                }
                 TimeUnit::Millisecond => {
                     as_datetime::<TimestampMillisecondType>(array.as_primitive::<TimestampMillisecondType>().value(r))
                 }
