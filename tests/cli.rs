@@ -382,7 +382,7 @@ fn reports_as_csv_json_and_files_name_their_view() {
     let out = s.run(&["report", "removals", "--format", "csv"]);
     assert!(out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.starts_with("# view refine_removals_v1 sha256 "), "{stderr}");
+    assert!(stderr.starts_with("# view refine_removals_v2 sha256 "), "{stderr}");
     let mut reader = csv::Reader::from_reader(&out.stdout[..]);
     let headers = reader.headers().unwrap().clone();
     assert_eq!(&headers[0], "version");

@@ -170,7 +170,7 @@ fn csv_raw_keeps_cells_and_bom_is_written() {
     assert_eq!(bom[..3], [0xef, 0xbb, 0xbf]);
     assert_eq!(fields(&bom[3..]), fields(&s.ok(&["sql", query, "--format", "csv"])));
     s.ok(&["report", "all", "--format", "csv", "--csv-bom", "--out", "bom"]);
-    let removals = std::fs::read(s.dir.join("bom/refine_removals_v1.csv")).unwrap();
+    let removals = std::fs::read(s.dir.join("bom/refine_removals_v2.csv")).unwrap();
     assert!(removals.starts_with(b"\xef\xbb\xbfversion,"), "{}", String::from_utf8_lossy(&removals));
     // options that would do nothing are usage errors
     let out = s.run(&["sql", query, "--format", "json", "--csv-raw"]);

@@ -141,11 +141,12 @@ fn drill_links(dom: &tl::VDom) -> Vec<Linked> {
 /// The counts the demo links (`source_view.column`): every removal reason, fence
 /// disagreement, target-in-comment, split and half size, dedup and recovery-view count.
 const DEMO_LINKS: &[&str] = &[
-    "refine_removals_v1.removed_service_account",
-    "refine_removals_v1.removed_rebase_successor",
-    "refine_removals_v1.removed_suggested_edit",
-    "refine_removals_v1.removed_applied_fix",
-    "refine_removals_v1.removed_duplicate",
+    "refine_removals_v2.removed_service_account",
+    "refine_removals_v2.removed_robot_comment",
+    "refine_removals_v2.removed_rebase_successor",
+    "refine_removals_v2.removed_suggested_edit",
+    "refine_removals_v2.removed_applied_fix",
+    "refine_removals_v2.removed_duplicate",
     "fence_agreement_v2.strict_not_gerrit",
     "fence_agreement_v2.gerrit_not_strict",
     "fence_agreement_v2.strict_not_loose",
@@ -165,7 +166,7 @@ const DEMO_LINKS: &[&str] = &[
 /// whether it may be listed (false: in the sealed window, counted only). `review_rows` and
 /// `training` are defined in [`expected_groups`].
 const DEMO_GROUPS: &[&str] = &[
-    "select 'refine_removals_v1.removed_' || removed_reason, \
+    "select 'refine_removals_v2.removed_' || removed_reason, \
      'org=' || org || ';reason=' || removed_reason || ';version=' || version, example_id, listed \
      from review_rows where removed_reason is not null",
     // the disagreements of the three fence selectors, and structured fixes without a strict fence

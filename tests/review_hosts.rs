@@ -45,8 +45,8 @@ fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
     stmt.query_row([], |r| (0..n).map(|i| r.get::<_, i64>(i)).collect::<Result<Vec<_>, _>>()).unwrap()
 }
 
-/// Four examples: a three-backtick suggestion (fence-1 and fence-2), a four-backtick one
-/// with CRLF (fence-2 only), a GitLab range (fence-2 only), a plain comment.
+/// Four examples: a three-backtick suggestion (fence-1 onwards), a four-backtick one
+/// with CRLF (fence-2 onwards), a GitLab range (fence-2 onwards), a plain comment.
 fn four_examples(dir: &Path) -> sphragis::db::Database {
     let lines = [
         example("e1", "2024-01-01T00:00:00Z", "```suggestion\nlet e1 = 1;\n```", "let e1 = 1;\n"),
@@ -69,8 +69,8 @@ fn suggestion_rule_version_is_recorded_and_a_rule_change_is_a_new_version() {
     let rule: String =
         conn.query_row("select suggestion_rule from corpus_versions where version = 'old'", [], |r| r.get(0)).unwrap();
     assert_eq!(rule, sphragis::rules::fence::SUGGESTION_RULE);
-    assert_eq!(rule, "fence-2");
-    // e1, e2, e3 are suggested edits under fence-2
+    assert_eq!(rule, "fence-3");
+    // e1, e2, e3 are suggested edits under fence-3
     assert_eq!(
         ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'old' and org = 'gh'"),
         vec![3, 1]
@@ -83,9 +83,9 @@ fn suggestion_rule_version_is_recorded_and_a_rule_change_is_a_new_version() {
           where version = 'old' and example_id in ('e2', 'e3');",
     )
     .unwrap();
-    // re-refining it under fence-2 would change its figures in place: refused
+    // re-refining it under fence-3 would change its figures in place: refused
     let err = refine(&conn, &opts("old", None)).unwrap_err().to_string();
-    assert!(err.contains("refined with suggestion rule fence-1") && err.contains("applies fence-2"), "{err}");
+    assert!(err.contains("refined with suggestion rule fence-1") && err.contains("applies fence-3"), "{err}");
     // a new version beside it, reconciled against it: the rule change moves e2 and e3
     refine(&conn, &opts("new", Some("old"))).unwrap();
     let cols = "base_kept, removed, removed_by_new_rules, removed_by_changed_rules, resurrected, added, kept";
@@ -100,7 +100,69 @@ fn suggestion_rule_version_is_recorded_and_a_rule_change_is_a_new_version() {
             |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
         )
         .unwrap();
-    assert_eq!((reconciles, from.as_str(), to.as_str()), (true, "fence-1", "fence-2"));
+    assert_eq!((reconciles, from.as_str(), to.as_str()), (true, "fence-1", "fence-3"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 28 end to end: under fence-3 (CommonMark fences) a reviewer's prose holding an
+/// indented code block or a suggestion fence quoted inside an outer fence is kept; a
+/// version refined under fence-2 removed both, and the new version beside it resurrects
+/// them as changed-rule resurrections, so reconciliation still balances.
+#[test]
+fn indented_code_and_nested_fences_are_kept_and_a_fence_2_version_reconciles() {
+    let dir = scratch("fence-3");
+    let lines = [
+        example(
+            "e1",
+            "2024-01-01T00:00:00Z",
+            "Compare with the old code:\n\n    ```suggestion\n    let e1 = 1;\n    ```",
+            "let e1 = 1;\n",
+        ),
+        example(
+            "e2",
+            "2024-01-02T00:00:00Z",
+            "To suggest, write:\n````\n```suggestion\nnew line\n```\n````",
+            "let e2 = 2;\n",
+        ),
+        example("e3", "2024-01-03T00:00:00Z", "```suggestion\nlet e3 = 3;\n```", "let e3 = 3;\n"),
+        example("e4", "2024-01-04T00:00:00Z", "why zero?", "let e4 = 4;\n"),
+    ];
+    let path = dir.join("gh.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, InputKind::Examples, &path, None, &mut |_| {}).unwrap();
+    refine(&conn, &opts("old", None)).unwrap();
+    // only e3 is a suggested edit; e1 and e2 are kept, and the loose selector still shows them
+    assert_eq!(
+        ints(&conn, "select removed_suggested_edit, kept from refine_removals_v1 where version = 'old' and org = 'gh'"),
+        vec![1, 3]
+    );
+    assert_eq!(
+        ints(
+            &conn,
+            "select count(*) filter (where fence_strict), count(*) filter (where fence_loose) \
+             from refine_examples where version = 'old'"
+        ),
+        vec![1, 3]
+    );
+    // make `old` what fence-2 stored: e1 and e2 removed as suggested edits
+    conn.execute_batch(
+        "update corpus_versions set suggestion_rule = 'fence-2' where version = 'old';
+         update refine_examples set suggested_edit = true, fence_strict = true, removed_reason = 'suggested_edit', kept = false
+          where version = 'old' and example_id in ('e1', 'e2');",
+    )
+    .unwrap();
+    let err = refine(&conn, &opts("old", None)).unwrap_err().to_string();
+    assert!(err.contains("refined with suggestion rule fence-2") && err.contains("applies fence-3"), "{err}");
+    refine(&conn, &opts("new", Some("old"))).unwrap();
+    let cols = "base_kept, removed, resurrected, resurrected_by_changed_rules, added, kept";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from reconciliation_v1 where version = 'new' and org = 'gh'")),
+        vec![1, 0, 2, 2, 0, 3]
+    );
+    let reconciles: bool =
+        conn.query_row("select reconciles from reconciliation_v1 where version = 'new'", [], |r| r.get(0)).unwrap();
+    assert!(reconciles);
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -375,10 +437,76 @@ fn diff_against_another_database_file() {
     assert_eq!(pair("kept"), ("1".into(), "3".into()));
     assert_eq!(pair("built"), ("2".into(), "3".into()));
     assert_eq!(pair("removed_suggested_edit"), ("1".into(), "0".into()));
-    assert_eq!(json["arguments"], "'refine_removals_v1', ['org'], 'this:v3', 'other:v3'");
+    assert_eq!(json["arguments"], "'refine_removals_v2', ['org'], 'this:v3', 'other:v3'");
     // reports over tables that are not per version cannot be compared across files
     let labels = sphragis::review::diff::reports_to_compare(&["labels".to_string()]).unwrap();
     let err = sphragis::review::diff::diff_reports_files(&this, "v3", &other, "v3", &labels).unwrap_err().to_string();
     assert!(err.contains("report labels cannot be compared across two files"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Issue 28: Gerrit robot comments (`GET /changes/{id}/robotcomments`, the sample's
+/// `4711-robotcomments.json`: r1 and r2 by pyflakes, r1 with a structured fix, r3 by
+/// spellcheck; no account carries SERVICE_USER) are never a reviewer's. With the
+/// `robot_comment` rule the three robot-only threads are removed under their own reason;
+/// without it they are kept, and `robot_comments_kept` fails; r1's fix is never a
+/// suggested edit either way.
+#[test]
+fn robot_comments_are_dropped_counted_apart_and_never_suggested_edits() {
+    let dir = scratch("robots");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    for name in ["changes.json", "4711-comments.json", "4711-robotcomments.json"] {
+        load(&conn, InputKind::GerritRest, &samples().join("gerrit-rest").join(name), Some("demo"), &mut |_| {})
+            .unwrap();
+    }
+    refine(&conn, &opts("v1", None)).unwrap();
+    let mut without = opts("v0", None);
+    without.rules.retain(|r| *r != Rule::RobotComment);
+    refine(&conn, &without).unwrap();
+    // v1: the 7 examples of the comments sample (see the test above) and the 3 robot threads
+    let cols = "built, removed_service_account, removed_robot_comment, removed_rebase_successor, \
+                removed_suggested_edit, kept, service_comments, service_comments_dropped, robot_comments, \
+                robot_comments_dropped, comments";
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from refine_removals_v2 where version = 'v1' and org = 'demo'")),
+        vec![10, 2, 3, 1, 2, 2, 2, 2, 3, 3, 14]
+    );
+    // v0: the robot threads are kept, r1's structured fix does not make a suggested edit
+    assert_eq!(
+        ints(&conn, &format!("select {cols} from refine_removals_v2 where version = 'v0' and org = 'demo'")),
+        vec![10, 2, 0, 1, 2, 5, 2, 2, 3, 0, 14]
+    );
+    let share: f64 = conn
+        .query_row("select robot_share from refine_removals_v2 where version = 'v1' and org = 'demo'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(share, 3.0 / 14.0);
+    // fence figures: only c1's structured fix, as before the robot comments were loaded
+    assert_eq!(
+        ints(&conn, "select structured, structured_only from fence_agreement_v2 where version = 'v0' and org = 'demo'"),
+        vec![1, 1]
+    );
+    // the analyzers, from the loaded comments: (comments, examples, with a fix, fixes, org's comments)
+    let robots: Vec<(String, i64, i64, i64, i64, i64)> = conn
+        .prepare(
+            "select robot_id, comments, examples, with_fix_suggestions, fix_suggestions, org_comments \
+             from review_robots_v1 where org = 'demo' order by robot_id",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(robots, [("pyflakes".to_string(), 2, 2, 1, 1, 14), ("spellcheck".to_string(), 1, 1, 0, 0, 14)]);
+    // the check: v0 keeps 3 examples whose prompt is a robot's (of 5 kept); v1 passes
+    let verdict = |scope: &str| -> (String, i64, i64) {
+        conn.query_row(
+            "select status, failing, tested from check_findings_v1 where check_name = 'robot_comments_kept' and scope = ?",
+            [scope],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+    };
+    assert_eq!(verdict("version=v0 org=demo"), ("fail".to_string(), 3, 5));
+    assert_eq!(verdict("version=v1 org=demo"), ("pass".to_string(), 0, 2));
     std::fs::remove_dir_all(dir).unwrap();
 }

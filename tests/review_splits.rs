@@ -482,7 +482,7 @@ fn verify_names_a_suggestion_rule_change_before_its_differences() {
     assert_eq!(diffs.len(), 3, "{diffs:#?}");
     assert!(
         diffs[0].starts_with(
-            "suggestion rule: version v3 was refined with fence-1, this sphragis rebuilds it with fence-2"
+            "suggestion rule: version v3 was refined with fence-1, this sphragis rebuilds it with fence-3"
         ),
         "{diffs:#?}"
     );

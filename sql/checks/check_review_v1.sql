@@ -11,6 +11,12 @@
 --     contamination in a later window); detail: the window's suggested-edit share of built
 --     examples and its ratio to the training window's (suggested_edit_share_v1); the
 --     drill-down of a sealed window counts, it never lists the window's ids (SPEC §1.6);
+--   robot_comments_kept (error; failing > 0; refine_comments): examples the version keeps
+--     whose prompt holds a robot comment (an analyzer's finding, Gerrit robot comments, kept
+--     because the robot_comment rule was off), of its kept examples, per version and org:
+--     a robot is never a human reviewer (not run: the version was refined before robot
+--     comments were told apart); detail: the robot comments kept and the org's robot share
+--     of built comments (refine_removals_v2);
 --   target_in_comment_kept (warn; share > 0.05; target_in_comment_v2): kept examples whose
 --     target a reviewer typed into a comment, of the kept examples judged;
 --   reconciliation (error; failing > 0; reconciliation_v1): windows of a version whose
@@ -58,6 +64,38 @@ suggested as (
     from kept_windows as k
     join versions as v using (version)
     left join suggested_edit_share_v1 as s using (version, org, window_name)
+),
+robots as (
+    select 'robot_comments_kept', 'error', format('version={} org={}', r.version, r.org),
+           r.kept::bigint,
+           case when r.told_apart then r.kept_with_robot end::bigint, 'failing > 0', null,
+           case when not r.told_apart
+                then 'the version was refined before robot comments were told apart (refine a new version)'
+                when r.kept = 0 then 'the version keeps no example of this org' end,
+           case when r.told_apart
+                then format('{} robot comments kept in prompts; robot share of built comments {}',
+                            r.robot_comments_kept, coalesce(round(m.robot_share, 4)::varchar, 'n/a')) end,
+           case when r.told_apart then
+           format('select {} from refine_comments as c join refine_examples as e using (version, example_id) where c.version = ''{}'' and e.org = ''{}'' and e.kept and c.robot_comment and not c.dropped',
+                  case when r.sealed then 'count(*) as kept_robot_comments' else 'c.example_id, c.comment_id' end,
+                  v.qv, replace(r.org, '''', '''''')) end
+    from (
+        select e.version, e.org,
+               count(*) filter (where e.kept) as kept,
+               count(*) filter (where e.kept and exists (
+                   select 1 from refine_comments as c
+                   where c.version = e.version and c.example_id = e.example_id and c.robot_comment and not c.dropped))
+                   as kept_with_robot,
+               (select count(*) from refine_comments as c join refine_examples as k using (version, example_id)
+                 where c.version = e.version and k.org = e.org and k.kept and c.robot_comment and not c.dropped)
+                   as robot_comments_kept,
+               bool_and(e.robot_comments is not null) as told_apart,
+               bool_or(e.window_sealed) as sealed
+        from refine_examples as e
+        group by e.version, e.org
+    ) as r
+    join versions as v using (version)
+    left join refine_removals_v2 as m on m.version = r.version and m.org = r.org
 ),
 quoted as (
     select 'target_in_comment_kept', 'warn', format('version={} org={}', t.version, t.org),
@@ -148,6 +186,7 @@ left_out as (
 ),
 found as (
     select * from suggested
+    union all select * from robots
     union all select * from quoted
     union all select * from reconciled
     union all select * from no_base
@@ -161,6 +200,7 @@ found as (
 absent as (
     select name, severity, 'corpus', null::bigint, null::bigint, error_if, warn_if, reason, null::varchar, null::varchar
     from (values ('suggested_edit_kept', 'error', 'failing > 0', null, 'no corpus version refined (refine --version V)'),
+                 ('robot_comments_kept', 'error', 'failing > 0', null, 'no corpus version refined (refine --version V)'),
                  ('target_in_comment_kept', 'warn', null, 'share > 0.05', 'no corpus version refined (refine --version V)'),
                  ('reconciliation', 'error', 'failing > 0', null, 'no corpus version refined (refine --version V)'),
                  ('fence_selectors_disagree', 'info', null, 'failing > 0', 'no corpus version refined (refine --version V)'),
@@ -169,7 +209,7 @@ absent as (
                  ('frozen_version_verifies', 'error', 'failing > 0', null, 'no version frozen (freeze --version V)'),
                  ('frozen_orgs_left_out', 'warn', null, 'failing > 0', 'no version frozen (freeze --version V)'))
          as c(name, severity, error_if, warn_if, reason)
-    where (name in ('suggested_edit_kept', 'target_in_comment_kept', 'reconciliation', 'fence_selectors_disagree',
+    where (name in ('suggested_edit_kept', 'robot_comments_kept', 'target_in_comment_kept', 'reconciliation', 'fence_selectors_disagree',
                     'label_audit_valid_share') and not exists (select 1 from corpus_versions))
        or (name = 'split_criteria_no_information' and not exists (select 1 from split_criteria_v1))
        or (name in ('frozen_version_verifies', 'frozen_orgs_left_out') and not exists (select 1 from frozen_versions))

@@ -424,6 +424,7 @@ macro_rules! checks {
 pub const CHECKS: &[CheckInfo] = checks![
     "ingest_anomalies", "ingest", "check_ingest_v1", "records holding lone surrogates, NaN, NUL or control characters";
     "suggested_edit_kept", "review", "check_review_v1", "kept examples whose target is a reviewer's suggested edit";
+    "robot_comments_kept", "review", "check_review_v1", "kept examples whose prompt holds a robot comment (an analyzer's finding)";
     "target_in_comment_kept", "review", "check_review_v1", "kept examples whose target a reviewer typed into a comment";
     "reconciliation", "review", "check_review_v1", "windows whose counts do not reconcile with the base version";
     "fence_selectors_disagree", "review", "check_review_v1", "examples where the strict fence rule and the report-only selectors disagree";

@@ -12,8 +12,8 @@ pub struct Args {
     /// The version it is reconciled against (must exist).
     #[arg(long)]
     pub base: Option<String>,
-    /// Rules to apply: `all`, or a comma list of service_account, rebase_successor,
-    /// suggested_edit, applied_fix, duplicate (applied in that order).
+    /// Rules to apply: `all`, or a comma list of service_account, robot_comment,
+    /// rebase_successor, suggested_edit, applied_fix, duplicate (applied in that order).
     #[arg(long, default_value = "all")]
     pub rules: String,
     /// target_in_comment threshold, in characters of the normalized target.

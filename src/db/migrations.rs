@@ -126,6 +126,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0017_eval_outcome_classes.sql",
         sql: include_str!("../../migrations/0017_eval_outcome_classes.sql"),
     },
+    Migration {
+        version: 18,
+        description: "robot_comments",
+        file: "0018_robot_comments.sql",
+        sql: include_str!("../../migrations/0018_robot_comments.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

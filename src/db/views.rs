@@ -76,6 +76,8 @@ pub const VIEWS: &[ViewFile] = &[
     view!("sql/review/ingest_files_v1.sql"),
     view!("sql/ingest/ingest_anomalies_v1.sql"),
     view!("sql/review/refine_removals_v1.sql"),
+    view!("sql/review/refine_removals_v2.sql"),
+    view!("sql/review/review_robots_v1.sql"),
     view!("sql/review/suggested_edit_share_v1.sql"),
     view!("sql/review/fence_agreement_v1.sql"),
     view!("sql/review/fence_agreement_v2.sql"),

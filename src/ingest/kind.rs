@@ -131,12 +131,14 @@ impl InputKind {
     /// The loader version recorded in `ingest_log.loader_version`.
     pub fn loader_version(self) -> &'static str {
         match self {
-            Self::Examples => "examples/1",
+            // 2: a comment's `robot_id` is kept (a robot comment, issue 28)
+            Self::Examples => "examples/2",
             // 2: the deletion marker `<|del|>` is the empty target (issue 10)
             Self::Review4Repair => "review4repair/2",
             Self::Tufano2021 => "tufano2021/1",
             Self::GerritQuery => "gerrit-query/1",
-            Self::GerritRest => "gerrit-rest/1",
+            // 2: RobotCommentInfo.robot_id is kept (GET /changes/{id}/robotcomments, issue 28)
+            Self::GerritRest => "gerrit-rest/2",
             Self::Orgs => "orgs/1",
             Self::Labels => "labels/1",
             Self::Views => "views/1",

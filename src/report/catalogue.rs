@@ -37,9 +37,16 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "removals",
-        view: "refine_removals_v1",
-        about: "removals by reason and org (first removing rule)",
+        view: "refine_removals_v2",
+        about: "removals by reason and org (first removing rule), robot comments apart",
         by_version: true,
+        macro_name: None,
+    },
+    Report {
+        name: "robots",
+        view: "review_robots_v1",
+        about: "analyzers whose comments were loaded (Gerrit robot comments): comments, fixes, share of the org's",
+        by_version: false,
         macro_name: None,
     },
     Report {

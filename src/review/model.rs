@@ -48,6 +48,9 @@ pub struct Comment {
     /// Structured suggested fixes the comment carries (Gerrit's `fix_suggestions`);
     /// `None` when the source format cannot carry any.
     pub fix_suggestions: Option<i32>,
+    /// The analyzer that wrote the comment (Gerrit's `RobotCommentInfo.robot_id`); `None`
+    /// for a person's comment. A robot comment is never a human review comment.
+    pub robot_id: Option<String>,
 }
 
 /// The file suffix used as the example's "language" for mix statistics: the last

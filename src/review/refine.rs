@@ -16,6 +16,9 @@ use std::fmt;
 pub enum Rule {
     /// Comments by service accounts are dropped; an example left with none is removed.
     ServiceAccount,
+    /// Comments an analyzer wrote (Gerrit robot comments, `robot_id`) are dropped; an
+    /// example left with only robots' comments is removed (issue 28).
+    RobotComment,
     /// An example repeating its predecessor on a rebased patch set.
     RebaseSuccessor,
     /// A comment opens a strict suggestion fence (rule version
@@ -30,13 +33,20 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in SPEC order.
-    pub const ALL: [Rule; 5] =
-        [Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::SuggestedEdit, Rule::AppliedFix, Rule::Duplicate];
+    pub const ALL: [Rule; 6] = [
+        Rule::ServiceAccount,
+        Rule::RobotComment,
+        Rule::RebaseSuccessor,
+        Rule::SuggestedEdit,
+        Rule::AppliedFix,
+        Rule::Duplicate,
+    ];
 
     /// The name stored in `removed_reason` and accepted on the command line.
     pub fn name(self) -> &'static str {
         match self {
             Rule::ServiceAccount => "service_account",
+            Rule::RobotComment => "robot_comment",
             Rule::RebaseSuccessor => "rebase_successor",
             Rule::SuggestedEdit => "suggested_edit",
             Rule::AppliedFix => "applied_fix",
@@ -112,8 +122,8 @@ pub struct RefineSummary {
     pub replaced: bool,
 }
 
-const COMMENTS_SQL: &str = include_str!("../../sql/steps/comments.sql");
-const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples.sql");
+const COMMENTS_SQL: &str = include_str!("../../sql/steps/comments_v2.sql");
+const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples_v2.sql");
 
 /// Refines the built examples into version `opts.version`, in one transaction.
 ///
@@ -200,20 +210,24 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             ),
             params![name, opts.base, opts.min_target_chars, crate::RULES_CODE, crate::rules::fence::SUGGESTION_RULE],
         )?;
-            conn.execute(COMMENTS_SQL, params![name, opts.min_target_chars, on(Rule::ServiceAccount)])
-                .context("refine step sql/steps/comments.sql")?;
+            conn.execute(
+                COMMENTS_SQL,
+                params![name, opts.min_target_chars, on(Rule::ServiceAccount), on(Rule::RobotComment)],
+            )
+            .context("refine step sql/steps/comments_v2.sql")?;
             conn.execute(
                 EXAMPLES_SQL,
                 params![
                     name,
                     on(Rule::ServiceAccount),
+                    on(Rule::RobotComment),
                     on(Rule::RebaseSuccessor),
                     on(Rule::SuggestedEdit),
                     on(Rule::AppliedFix),
                     on(Rule::Duplicate)
                 ],
             )
-            .context("refine step sql/steps/examples.sql")?;
+            .context("refine step sql/steps/examples_v2.sql")?;
             let (removed, kept): (i64, i64) = conn.query_row(
             "select count(*) filter (where not kept), count(*) filter (where kept) from refine_examples where version = ?",
             [name],

@@ -55,6 +55,7 @@ impl<'conn> ExampleWriter<'conn> {
                 self.file_id,
                 c.record,
                 c.fix_suggestions,
+                c.robot_id,
             ])?;
         }
         self.written += 1;

@@ -3,12 +3,15 @@
 //! Three selectors answer "does this comment carry a reviewer-written edit?":
 //!
 //! * [`opens_suggestion_fence`] — the strict rule that refine removes by (SPEC §2.2
-//!   rule 3, rule version [`SUGGESTION_RULE`]): some line of the comment, after CR/LF
-//!   normalization, opens a code fence of three or more backticks or three or more
-//!   tildes (GitHub renders ````` ````suggestion ````` and `~~~suggestion`), optionally
-//!   indented with spaces or tabs, whose info string is `suggestion` or GitLab's range
-//!   form `suggestion:-N+M`, followed only by white space (any Unicode white space).
-//!   A blockquoted fence (`> ```suggestion`) is a quote of someone's suggestion, not one.
+//!   rule 3, rule version [`SUGGESTION_RULE`]): after CR/LF normalization, the comment
+//!   holds a fenced code block in the CommonMark sense (read by `pulldown-cmark`, so a
+//!   fence opens with at most three spaces of indentation, a line indented four spaces
+//!   or a tab is an indented code block, and a fence line inside a longer outer fence is
+//!   that block's text) that is not inside a blockquote (`> ```suggestion` quotes
+//!   someone's suggestion), whose opening line is three or more backticks or three or
+//!   more tildes (GitHub renders ````` ````suggestion ````` and `~~~suggestion`), then the
+//!   info string `suggestion` or GitLab's range form `suggestion:-N+M`, then only white
+//!   space (any Unicode white space).
 //! * [`gerrit_has_user_suggestion`] — Gerrit's own test, reported beside the strict
 //!   rule and never used to remove: `message.includes("```suggestion\n")` in
 //!   `polygerrit-ui/app/utils/comment-util.ts` (`hasUserSuggestion`), a plain
@@ -33,13 +36,19 @@ pub const GERRIT_SUGGESTION_START: &str = "```suggestion\n";
 /// * `fence-2` (issue 10): three or more backticks or tildes, GitLab's
 ///   `suggestion:-N+M`, any Unicode white space after; blockquotes excluded. Every
 ///   comment `fence-1` selects, `fence-2` selects too.
-pub const SUGGESTION_RULE: &str = "fence-2";
+/// * `fence-3` (issue 28): the fence is a CommonMark fenced code block. A line indented
+///   four spaces or a tab (an indented code block) and a fence line inside an outer,
+///   longer fence (that block's text) no longer count; a fence inside a list item
+///   (`- ```suggestion`) now does. Apart from list items, every comment `fence-3`
+///   selects, `fence-2` selects too.
+pub const SUGGESTION_RULE: &str = "fence-3";
 
 /// The text of Gerrit's applied-fix reply (`handleAppliedFix()`), capital F, full stop.
 pub const FIX_APPLIED: &str = "Fix applied.";
 
-static STRICT: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?m)^[ \t]*(?:`{3,}|~{3,})suggestion(?::-[0-9]+\+[0-9]+)?[\s&&[^\n]]*$").expect("strict fence regex")
+/// The opening line of a suggestion fence, from its first fence character to the line end.
+static OPENING: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\A(?:`{3,}|~{3,})suggestion(?::-[0-9]+\+[0-9]+)?[\s&&[^\n]]*(?:\n|\z)").expect("opening regex")
 });
 
 static LOOSE: LazyLock<Regex> =
@@ -56,22 +65,45 @@ pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// The strict suggested-edit rule (SPEC §2.2 rule 3).
+/// The strict suggested-edit rule (SPEC §2.2 rule 3), rule version [`SUGGESTION_RULE`].
 ///
-/// True when, after [`normalize_newlines`], some line consists of optional spaces or
-/// tabs, a fence of three or more backticks or three or more tildes, the info string
-/// `suggestion` in lower case or GitLab's `suggestion:-N+M` (N lines above, M below, both
-/// decimal), and optional trailing white space — any Unicode `White_Space` character
-/// (no-break space, ideographic space, ...; a CR became a line end) — nothing else.
+/// True when, after [`normalize_newlines`], the comment parsed as CommonMark (no
+/// extensions) holds a fenced code block outside every blockquote whose opening line —
+/// from its first fence character to the line end — is a fence of three or more
+/// backticks or three or more tildes, the info string `suggestion` in lower case or
+/// GitLab's `suggestion:-N+M` (N lines above, M below, both decimal), and optional
+/// trailing white space — any Unicode `White_Space` character (no-break space,
+/// ideographic space, ...; a CR became a line end) — nothing else.
+///
 /// So `"```suggestion\r\n"` (GitHub's storage), ````` ````suggestion ````` (a
-/// suggestion that itself holds a fence), `~~~suggestion`, `"```suggestion:-0+2"` and an
-/// indented fence are found; prose on the same line, a blockquote (`"> ```suggestion"`),
-/// `"``` suggestion"`, `"```suggestions"`, `"```Suggestion"`, a mixed fence
-/// (`"``~suggestion"`) and a malformed range (`"```suggestion:+2"`) are not. An empty
-/// suggestion (the fence immediately closed) still counts: it asks to delete the lines.
-/// This is rule version [`SUGGESTION_RULE`].
+/// suggestion that itself holds a fence), `~~~suggestion`, `"```suggestion:-0+2"`, a
+/// fence indented up to three spaces and one inside a list item are found. Not found: a
+/// line indented four spaces or a tab (an indented code block, CommonMark §4.4), a
+/// ```` ```suggestion ```` line inside an outer ```` ```` ```` fence (its text, §4.5), prose on
+/// the same line, a blockquote (`"> ```suggestion"`), `"``` suggestion"`,
+/// `"```suggestions"`, `"```Suggestion"`, a mixed fence (`"``~suggestion"`) and a
+/// malformed range (`"```suggestion:+2"`). An empty suggestion (the fence immediately
+/// closed, or never closed) still counts: it asks to delete the lines.
 pub fn opens_suggestion_fence(comment: &str) -> bool {
-    STRICT.is_match(&normalize_newlines(comment))
+    use pulldown_cmark::{CodeBlockKind, Event, Parser, Tag, TagEnd};
+    if !comment.contains("suggestion") {
+        return false;
+    }
+    let text = normalize_newlines(comment);
+    let mut quotes = 0usize;
+    for (event, range) in Parser::new(&text).into_offset_iter() {
+        match event {
+            Event::Start(Tag::BlockQuote(_)) => quotes += 1,
+            Event::End(TagEnd::BlockQuote(_)) => quotes = quotes.saturating_sub(1),
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_)))
+                if quotes == 0 && OPENING.is_match(&text[range.start..]) =>
+            {
+                return true;
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Gerrit's own selector: the raw message contains [`GERRIT_SUGGESTION_START`].
@@ -88,9 +120,11 @@ pub fn gerrit_has_user_suggestion(comment: &str) -> bool {
 /// After [`normalize_newlines`]: a line that starts (after spaces, tabs or blockquote
 /// markers `>`) with three or more backticks or tildes, optional spaces or tabs, then
 /// `suggestion` in any case; anything may follow on the line. Every comment the strict
-/// rule selects, this selects too; a quoted suggestion is selected here only.
+/// rule selects, this selects too (a strict fence inside a list item, `- ```suggestion`,
+/// is selected by the strict rule itself); a quoted suggestion, an indented code block
+/// and a fence line inside another fence are selected here only.
 pub fn loose_suggestion_fence(comment: &str) -> bool {
-    LOOSE.is_match(&normalize_newlines(comment))
+    LOOSE.is_match(&normalize_newlines(comment)) || opens_suggestion_fence(comment)
 }
 
 /// SPEC §2.2 rule 4: the whole comment is `Fix applied.` once surrounding whitespace
@@ -110,8 +144,10 @@ mod tests {
         ("```suggestion\r\nfoo();\r\n```", true, false, true),
         // lone CR line endings (old Mac style)
         ("```suggestion\rfoo();\r```", true, false, true),
-        ("    ```suggestion\n    foo();\n    ```", true, true, true),
-        ("\t```suggestion  \nfoo();\n```", true, false, true),
+        // four spaces or a tab: an indented code block (CommonMark §4.4), not a fence
+        ("    ```suggestion\n    foo();\n    ```", false, true, true),
+        ("\t```suggestion  \nfoo();\n```", false, false, true),
+        ("   ```suggestion  \nfoo();\n```", true, false, true),
         ("Use the constant here:\n```suggestion\nreturn LIMIT;\n```", true, true, true),
         // empty suggestion: delete these lines
         ("```suggestion\n```", true, true, true),
@@ -182,10 +218,57 @@ mod tests {
     #[test]
     fn strict_fence_indented() {
         assert!(opens_suggestion_fence("  ```suggestion\n  x\n  ```"));
-        assert!(opens_suggestion_fence("    ~~~suggestion\r\n    x\r\n    ~~~"));
-        assert!(opens_suggestion_fence("\t````suggestion\nx\n````"));
+        assert!(opens_suggestion_fence("   ~~~suggestion\r\n   x\r\n   ~~~"));
         // indentation is spaces or tabs; a no-break space before the fence is text
         assert!(!opens_suggestion_fence("\u{a0}```suggestion\nx\n```"));
+    }
+
+    /// The fault of issue 28: a reviewer's plain prose with an indented code block was
+    /// removed as a suggested edit. CommonMark §4.4: four spaces (or a tab, which counts
+    /// as four) make an indented code block, whose text is literal; §4.5: a fence opens
+    /// with at most three spaces of indentation.
+    #[test]
+    fn indented_code_is_not_a_fence() {
+        for comment in [
+            "    ```suggestion\n    x\n    ```",
+            "    ~~~suggestion\r\n    x\r\n    ~~~",
+            "\t````suggestion\nx\n````",
+            " \t```suggestion\nx\n```",
+            "Quoting the docs:\n\n    ```suggestion\n    return x;\n    ```\n",
+            // an indented block cannot interrupt a paragraph: this is the paragraph's text
+            "See below\n    ```suggestion\n    x",
+        ] {
+            assert!(!opens_suggestion_fence(comment), "{comment:?}");
+            assert!(loose_suggestion_fence(comment), "the loose selector shows it: {comment:?}");
+        }
+        // the same suggestion with three spaces is a fence
+        assert!(opens_suggestion_fence("   ```suggestion\n   x\n   ```"));
+        // inside a list item, the indentation is counted from the item's content
+        assert!(opens_suggestion_fence("1. Rename it:\n\n    ```suggestion\n    x\n    ```"));
+        assert!(opens_suggestion_fence("- ```suggestion\n  x\n  ```"));
+    }
+
+    /// CommonMark §4.5: inside a fenced block, a line of fewer fence characters (or of the
+    /// other fence character) does not close it, so a ```` ```suggestion ```` line inside an
+    /// outer ```` ```` ```` or `~~~` fence is that block's text, not a suggestion.
+    #[test]
+    fn nested_fence_is_text() {
+        for comment in [
+            "````\n```suggestion\nx\n```\n````",
+            "~~~markdown\n```suggestion\nx\n```\n~~~",
+            "Write it like this:\n`````md\n````suggestion\nx\n````\n`````\n",
+            // an unclosed outer fence runs to the end of the comment
+            "```\nexample:\n```suggestion",
+        ] {
+            assert!(!opens_suggestion_fence(comment), "{comment:?}");
+            assert!(loose_suggestion_fence(comment), "{comment:?}");
+        }
+        // after the outer fence closes, a suggestion fence is one again
+        assert!(opens_suggestion_fence("````\n```suggestion\n```\n````\n```suggestion\ny\n```"));
+        // a suggestion that holds a fence (GitHub's four-backtick form) is a suggestion
+        assert!(opens_suggestion_fence("````suggestion\n```rust\nlet x = 1;\n```\n````"));
+        // a closing line needs at least as many fence characters: ``` does not close ````
+        assert!(!opens_suggestion_fence("````\n```\n```suggestion\n````"));
     }
 
     #[test]

@@ -8,9 +8,9 @@ use anyhow::{Result, anyhow};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The removal reasons in rule order, each a `removed_<reason>` column of
-/// `refine_removals_v1`.
-pub(super) const REMOVAL_REASONS: [&str; 5] =
-    ["service_account", "rebase_successor", "suggested_edit", "applied_fix", "duplicate"];
+/// `refine_removals_v2` (`refine_removals_v1` has every one but `robot_comment`).
+pub(super) const REMOVAL_REASONS: [&str; 6] =
+    ["service_account", "robot_comment", "rebase_successor", "suggested_edit", "applied_fix", "duplicate"];
 
 /// Column access on one table for chart building.
 struct Rows<'a>(&'a ReportTable);
@@ -71,8 +71,12 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
     }
     let r = Rows(t);
     let b = match st.name.as_str() {
-        "refine_removals_v1" => {
-            let cols: Vec<(String, &str)> = REMOVAL_REASONS.iter().map(|x| (format!("removed_{x}"), *x)).collect();
+        "refine_removals_v1" | "refine_removals_v2" => {
+            let cols: Vec<(String, &str)> = REMOVAL_REASONS
+                .iter()
+                .filter(|x| st.name == "refine_removals_v2" || **x != "robot_comment")
+                .map(|x| (format!("removed_{x}"), *x))
+                .collect();
             let series: Vec<(&str, &str)> = cols.iter().map(|(c, n)| (c.as_str(), *n)).collect();
             let orgs = r.orgs_only()?;
             let title = "Removals by reason per org (first removing rule)";

@@ -69,7 +69,7 @@ const fn view(name: &'static str, view: &'static str, about: &'static str, by_ve
 const V: (&str, KeyFrom) = ("version", Col("version"));
 const O: (&str, KeyFrom) = ("org", Col("org"));
 const VERSION_ORG: &[(&str, KeyFrom)] = &[V, O];
-const REMOVALS: &str = "refine_removals_v1";
+const REMOVALS: &str = "refine_removals_v2";
 const FENCES: &str = "fence_agreement_v2";
 const TRUNCATION: &str = "sft_truncation_v1";
 const TRUNCATION_GROUP: &[(&str, KeyFrom)] =
@@ -93,6 +93,7 @@ pub const DRILL_DOWNS: &[DrillDown] = &[
         id_column: "example_id",
         links: &[
             link(REMOVALS, "removed_service_account", &[V, O, ("reason", Value("service_account"))], None),
+            link(REMOVALS, "removed_robot_comment", &[V, O, ("reason", Value("robot_comment"))], None),
             link(REMOVALS, "removed_rebase_successor", &[V, O, ("reason", Value("rebase_successor"))], None),
             link(REMOVALS, "removed_suggested_edit", &[V, O, ("reason", Value("suggested_edit"))], None),
             link(REMOVALS, "removed_applied_fix", &[V, O, ("reason", Value("applied_fix"))], None),

@@ -17,6 +17,14 @@
 //!   `in_reply_to`): `example_id` = `<org>:<change>:<patch set>:<first comment id>`,
 //!   `file_path` = the map key, `patch_set` = the first comment's `patch_set`,
 //!   `created_at` = the thread's earliest `updated`. `hunk` and `target` stay null.
+//! * **`GET /changes/{id}/robotcomments`** — the same map, of `RobotCommentInfo`: the
+//!   findings of analyzers (`robot_id`, `robot_run_id`, `url`, `properties`,
+//!   `fix_suggestions`), whose accounts often carry no `SERVICE_USER` tag. Read as
+//!   `/comments`; each comment keeps its `robot_id`, and refine classes it as a robot
+//!   comment, never a reviewer's (the `robot_comment` rule drops it; its fixes are never a
+//!   human suggested edit). A file whose name says `robotcomments` is that response: every
+//!   comment in it must carry `robot_id`. A comment with `robot_id` in any `/comments`
+//!   file is a robot comment too.
 //!
 //! For every comment or change message: `author_id` = the account's `username`, else
 //! `_account_id` (names and e-mails are never read); `tag` = `tag` (Gerrit's own change
@@ -113,6 +121,19 @@ struct CommentInfo {
     tag: Option<String>,
     #[serde(default)]
     fix_suggestions: Option<Vec<serde::de::IgnoredAny>>,
+    /// RobotCommentInfo: the analyzer's id (`GET /changes/{id}/robotcomments`).
+    #[serde(default)]
+    robot_id: Option<String>,
+}
+
+/// Whether a saved `/comments`-shaped response is `GET /changes/{id}/robotcomments`: its
+/// file name holds `robotcomments` (any case, `-` or `_` allowed between the words, e.g.
+/// `12345-robotcomments.json`, `12345_robot_comments.json`).
+pub fn is_robot_comments_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        let n: String = n.to_ascii_lowercase().chars().filter(|c| !matches!(c, '-' | '_')).collect();
+        n.contains("robotcomments")
+    })
 }
 
 /// The text after a byte-order mark and Gerrit's XSSI line, and how many lines were
@@ -247,6 +268,7 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
                 service_account: m.author.as_ref().and_then(Account::service_user),
                 record: line as i64,
                 fix_suggestions: Some(0),
+                robot_id: None,
             });
         }
         for (n, comments) in by_set {
@@ -279,6 +301,7 @@ fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink
              (e.g. 12345-comments.json)",
         )
     })?;
+    let robots_file = is_robot_comments_file(path);
     let mut examples = 0;
     // a comment id names one comment of the change (Gerrit's CommentInfo.id), whatever its
     // file: a repeat would be two comments of one example under one id
@@ -286,6 +309,21 @@ fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink
     for (file, list) in files {
         let field = |i: usize, f: &str| format!("{file}[{i}].{f}");
         for (i, c) in list.iter().enumerate() {
+            let robot = c.robot_id.as_deref().map(str::trim);
+            if robot == Some("") || (robots_file && robot.is_none()) {
+                return Err(InputError::at(
+                    path,
+                    Some(first_line),
+                    Some(&field(i, "robot_id")),
+                    if robot.is_none() {
+                        "missing: a GET /changes/{id}/robotcomments response (the file name says robotcomments) \
+                         holds RobotCommentInfo, which names its robot_id"
+                    } else {
+                        "empty: a robot comment names the analyzer that wrote it"
+                    },
+                )
+                .into());
+            }
             if let Some(first) = comment_ids.insert(c.id.clone(), format!("{file}[{i}]")) {
                 return Err(InputError::at(
                     path,
@@ -345,6 +383,7 @@ fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink
                     service_account: c.author.as_ref().and_then(Account::service_user),
                     record: first_line as i64,
                     fix_suggestions: Some(c.fix_suggestions.as_ref().map_or(0, |f| f.len() as i32)),
+                    robot_id: c.robot_id.clone(),
                 });
             }
             examples += 1;
@@ -392,6 +431,58 @@ mod tests {
      "author": {"_account_id": 9, "username": "lint-bot", "tags": ["SERVICE_USER"]}}
   ]
 }"#;
+
+    /// A `GET /changes/{id}/robotcomments` response: RobotCommentInfo, an analyzer whose
+    /// account has no SERVICE_USER tag, with a structured fix.
+    const ROBOT_COMMENTS: &str = r#")]}'
+{
+  "src/a.py": [
+    {"id": "r1", "patch_set": 2, "line": 7, "robot_id": "pylint", "robot_run_id": "run-17",
+     "url": "https://ci.example.org/run-17", "properties": {"rule": "C0301"},
+     "message": "Line too long (104/100)", "updated": "2024-03-01 10:05:00.000000000",
+     "author": {"_account_id": 3001, "username": "analyzers"},
+     "fix_suggestions": [{"fix_id": "x1", "description": "wrap", "replacements": []}]},
+    {"id": "r2", "patch_set": 2, "line": 9, "robot_id": "pylint", "robot_run_id": "run-17",
+     "message": "Unused import os", "updated": "2024-03-01 10:05:01.000000000",
+     "author": {"_account_id": 3001}}
+  ]
+}"#;
+
+    #[test]
+    fn robot_comments_keep_their_robot_id() {
+        let robots = run("4711-robotcomments.json", ROBOT_COMMENTS, Some("gh")).unwrap();
+        assert_eq!(robots.len(), 2, "two threads, one comment each");
+        let ids: Vec<_> = robots.iter().map(|e| e.comments[0].robot_id.as_deref()).collect();
+        assert_eq!(ids, [Some("pylint"), Some("pylint")]);
+        assert_eq!(robots[0].comments[0].fix_suggestions, Some(1));
+        // no SERVICE_USER tag: the service-account test alone would take it for a person
+        assert_eq!(robots[0].comments[0].service_account, None);
+        // a person's comment keeps none
+        let people = run("4711-comments.json", COMMENTS, Some("gh")).unwrap();
+        assert!(people.iter().flat_map(|e| &e.comments).all(|c| c.robot_id.is_none()));
+        // a robot comment inside a /comments file is one too
+        let mixed = COMMENTS.replace(r#""id": "c3","#, r#""id": "c3", "robot_id": "lint","#);
+        let mixed = run("4711-comments.json", &mixed, Some("gh")).unwrap();
+        assert_eq!(mixed[1].comments[0].robot_id.as_deref(), Some("lint"));
+    }
+
+    #[test]
+    fn robot_comments_file_without_robot_id_is_refused() {
+        for name in ["4711-robotcomments.json", "4711_robot_comments.json", "4711-RobotComments.json"] {
+            assert!(is_robot_comments_file(Path::new(name)), "{name}");
+            let err = run(name, COMMENTS, Some("gh")).unwrap_err();
+            assert!(err.contains("field `src/a.py[0].robot_id`") && err.contains("missing"), "{err}");
+        }
+        assert!(!is_robot_comments_file(Path::new("4711-comments.json")));
+        let empty = ROBOT_COMMENTS.replace(
+            r#""robot_id": "pylint", "robot_run_id": "run-17",
+     "message": "Unused"#,
+            r#""robot_id": " ", "robot_run_id": "run-17",
+     "message": "Unused"#,
+        );
+        let err = run("4711-comments.json", &empty, Some("gh")).unwrap_err();
+        assert!(err.contains("field `src/a.py[1].robot_id`") && err.contains("empty"), "{err}");
+    }
 
     #[test]
     fn gerrit_rest_comments_with_and_without_xssi_line() {

@@ -52,6 +52,9 @@ struct RawComment {
     /// Structured suggested fixes on the comment (a count, as Gerrit's `fix_suggestions`).
     #[serde(default)]
     fix_suggestions: Option<u16>,
+    /// The analyzer that wrote the comment (Gerrit's `robot_id`): a robot comment.
+    #[serde(default)]
+    robot_id: Option<String>,
 }
 
 /// The fields that name an example, what it belongs to and what its comments are: a lone
@@ -122,6 +125,17 @@ fn convert(path: &Path, line: u64, raw: RawExample) -> Result<Example, InputErro
             service_account: c.service_account,
             record: line as i64,
             fix_suggestions: Some(c.fix_suggestions.map_or(0, i32::from)),
+            robot_id: match c.robot_id {
+                Some(id) if id.trim().is_empty() => {
+                    return Err(InputError::at(
+                        path,
+                        Some(line),
+                        Some(&format!("comments[{i}].robot_id")),
+                        "empty: name the analyzer, or leave robot_id out for a person's comment",
+                    ));
+                }
+                id => id,
+            },
         });
     }
     Ok(Example {

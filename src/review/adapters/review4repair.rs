@@ -160,6 +160,7 @@ fn convert(
             service_account: None,
             record,
             fix_suggestions: None,
+            robot_id: None,
         }],
     })
 }
