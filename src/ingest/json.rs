@@ -321,18 +321,6 @@ fn field_matches(pattern: &str, field: &str) -> bool {
     field.is_empty()
 }
 
-thread_local! {
-    static TRACKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// True while a failing record is parsed again with path tracking on this thread: a
-/// field with a fast reader of its own (the integer arrays of SFT views,
-/// [`crate::ingest::ints`]) then reads by serde_json value by value, so the error and the
-/// field path are serde_json's whatever the fast reader would have done.
-pub fn tracking() -> bool {
-    TRACKING.with(std::cell::Cell::get)
-}
-
 /// serde_json, then (only for a failing record) serde_path_to_error for the field.
 fn parse_tracked<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &str) -> Result<T, InputError> {
     // Fast path: plain serde_json. Only a failing record is parsed again with path
@@ -340,34 +328,10 @@ fn parse_tracked<T: serde::de::DeserializeOwned>(path: &Path, line: u64, text: &
     if let Ok(value) = serde_json::from_str(text) {
         return Ok(value);
     }
-    /// Restores the flag as it was, on every way out.
-    struct Tracking(bool);
-    impl Drop for Tracking {
-        fn drop(&mut self) {
-            TRACKING.with(|t| t.set(self.0));
-        }
-    }
-    let _tracking = Tracking(TRACKING.with(|t| t.replace(true)));
     let mut de = serde_json::Deserializer::from_str(text);
     let value = serde_path_to_error::deserialize(&mut de).map_err(|e| json_error(path, line, true, e))?;
     de.end().map_err(|e| InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
     Ok(value)
-}
-
-/// [`parse_json_ids`] with every field read by serde_json value by value (as the
-/// error-reporting re-parse reads them): the reference the fast readers are tested
-/// against (the differential tests of `sft::views`).
-#[cfg(test)]
-pub(crate) fn parse_json_ids_by_serde<T: serde::de::DeserializeOwned>(
-    path: &Path,
-    line: u64,
-    text: &str,
-    ids: &[&str],
-) -> Result<T, InputError> {
-    let before = TRACKING.with(|t| t.replace(true));
-    let result = parse_json_ids(path, line, text, ids);
-    TRACKING.with(|t| t.set(before));
-    result
 }
 
 /// "NaN in an integer field ..." when `err` is at a field that held `NaN` / `Infinity`.

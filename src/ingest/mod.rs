@@ -23,7 +23,6 @@
 
 pub mod anomaly;
 pub mod error;
-pub mod ints;
 pub mod json;
 pub mod kind;
 pub mod log;

@@ -166,44 +166,19 @@ impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Push<'_, T> {
     }
 }
 
-impl<'de, T: NarrowInt + crate::ingest::ints::ArrayInt> Deserialize<'de> for Narrow<T> {
-    /// The array's text is read by the purpose-built integer reader
-    /// ([`crate::ingest::ints`]) when it is a plain integer array that fits `T`; any other
-    /// text by serde_json, value by value ([`Slow`]). When the record fails, its error
-    /// comes from the re-parse with path tracking ([`crate::ingest::json::tracking`]),
-    /// which reads every array by serde_json: errors are serde_json's, to the position.
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        if crate::ingest::json::tracking() {
-            return Slow::<T>::deserialize(deserializer).map(|s| s.0);
-        }
-        let raw: &'de serde_json::value::RawValue = Deserialize::deserialize(deserializer)?;
-        let fast = T::with_scratch(|scratch| {
-            crate::ingest::ints::read_into(raw.get(), scratch).then(|| Narrow { values: scratch.as_slice().to_vec() })
-        });
-        match fast {
-            Some(narrow) => Ok(narrow),
-            None => serde_json::from_str::<Slow<T>>(raw.get()).map(|s| s.0).map_err(serde::de::Error::custom),
-        }
-    }
-}
-
-/// A [`Narrow`] array read by serde_json value by value (the fallback of the integer
-/// reader, and the reading of the error-reporting re-parse).
-struct Slow<T>(Narrow<T>);
-
-impl<'de, T: NarrowInt> Deserialize<'de> for Slow<T> {
+impl<'de, T: NarrowInt> Deserialize<'de> for Narrow<T> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor<T>(std::marker::PhantomData<T>);
         impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Visitor<T> {
-            type Value = Slow<T>;
+            type Value = Narrow<T>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a sequence")
             }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Slow<T>, A::Error> {
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Narrow<T>, A::Error> {
                 T::with_scratch(|scratch| {
                     scratch.clear();
                     while seq.next_element_seed(Push(&mut *scratch))?.is_some() {}
-                    Ok(Slow(Narrow { values: scratch.as_slice().to_vec() }))
+                    Ok(Narrow { values: scratch.as_slice().to_vec() })
                 })
             }
         }
@@ -933,87 +908,5 @@ mod tests {
     fn runs_and_families() {
         assert_eq!(supervised_runs(&[0, 1, 1, 0, 1, 2, 1]), vec![(1, 3), (4, 5), (6, 7)]);
         assert_eq!(supervised_runs(&[]), vec![]);
-    }
-
-    /// A view line read with every array by serde_json value by value, the reference of
-    /// the purpose-built integer reader.
-    fn parse_by_serde(line: &str, options: &ViewOptions) -> Result<View, String> {
-        let raw: RawView = crate::ingest::json::parse_json_ids_by_serde(Path::new("v.jsonl"), 1, line, ID_FIELDS)
-            .map_err(|e| e.to_string())?;
-        to_view(Path::new("v.jsonl"), 1, raw, options).map_err(|e| e.to_string())
-    }
-
-    /// The errors of the integer arrays are serde_json's, to the field and position, with
-    /// the fast reader in front (issue 29).
-    #[test]
-    fn int_array_errors_are_serde_jsons() {
-        for (arrays, want) in [
-            (r#""input_ids":[1,2.5,3],"loss_mask":[0,1,1]"#, "field `input_ids[1]`"),
-            (r#""input_ids":[1,2,3],"loss_mask":[0,1,1e0]"#, "field `loss_mask[2]`"),
-            (r#""input_ids":[1,2,2147483648],"loss_mask":[0,1,1]"#, "2147483648 does not fit a 32-bit integer"),
-            (r#""input_ids":[1,2,3],"loss_mask":[0,1,300]"#, "mask value 300 is outside -128..127"),
-            (r#""input_ids":[1,"2",3],"loss_mask":[0,1,1]"#, "field `input_ids[1]`"),
-            (r#""input_ids":[1,2,3,],"loss_mask":[0,1,1]"#, "malformed JSON"),
-            (r#""input_ids":[01,2,3],"loss_mask":[0,1,1]"#, "malformed JSON"),
-        ] {
-            let line = format!(r#"{{"instance_id":"x",{arrays}}}"#);
-            let fast = parse(&line, &pool("A")).unwrap_err();
-            assert!(fast.contains(want), "{line}: {fast}");
-            assert_eq!(fast, parse_by_serde(&line, &pool("A")).unwrap_err(), "{line}");
-        }
-        // `-0` is the float -0.0 to serde_json, refused as an id: refused with the reader too
-        let line = r#"{"instance_id":"x","input_ids":[ -0 , 2,3 ],"loss_mask":[0,1, 1]}"#;
-        let err = parse(line, &pool("A")).unwrap_err();
-        assert!(err.contains("field `input_ids[0]`: invalid type: floating point `-0.0`"), "{err}");
-        assert_eq!(Err(err), parse_by_serde(line, &pool("A")));
-        // white space of every JSON kind: the same view
-        let line = "{\"instance_id\":\"x\",\"input_ids\":[ 1 ,\t2,\r\n3 ],\"loss_mask\":[0,1, 1]}";
-        assert_eq!(parse(line, &pool("A")), parse_by_serde(line, &pool("A")));
-        assert_eq!(parse(line, &pool("A")).unwrap().input_ids, [1, 2, 3]);
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig {
-            cases: 1000,
-            rng_algorithm: proptest::test_runner::RngAlgorithm::ChaCha,
-            ..proptest::prelude::ProptestConfig::default()
-        })]
-
-        /// A view line with its arrays mutated (a byte replaced, inserted or removed,
-        /// anywhere in the line): the same view or the same error, fast reader or not.
-        #[test]
-        fn view_lines_read_as_serde_json_reads_them(
-            ids in proptest::collection::vec(proptest::prelude::any::<i32>(), 1..12),
-            mask in proptest::collection::vec(-2i64..3, 1..12),
-            labels in proptest::prelude::any::<bool>(),
-            edits in proptest::collection::vec(
-                (proptest::prelude::any::<proptest::sample::Index>(), 0u8..3,
-                 proptest::sample::select(b"0123456789-+.eE,[]: \t\n\"x{}".to_vec())),
-                0..3,
-            ),
-        ) {
-            let join = |v: Vec<String>| v.join(",");
-            let ids_text = join(ids.iter().map(i32::to_string).collect());
-            let mask_text = join(mask.iter().map(i64::to_string).collect());
-            let line = if labels {
-                let labels = join(ids.iter().zip(mask.iter().chain(std::iter::repeat(&0)))
-                    .map(|(id, m)| if *m == 1 { id.to_string() } else { "-100".into() }).collect());
-                format!(r#"{{"instance_id":"x","input_ids":[{ids_text}],"labels":[{labels}],"keep_msgs":[{mask_text}]}}"#)
-            } else {
-                format!(r#"{{"instance_id":"x","input_ids":[{ids_text}],"loss_mask":[{mask_text}]}}"#)
-            };
-            let mut bytes = line.into_bytes();
-            for (at, op, byte) in edits {
-                let k = at.index(bytes.len() + 1);
-                match op {
-                    0 if k < bytes.len() => bytes[k] = byte,
-                    1 => bytes.insert(k, byte),
-                    _ if k < bytes.len() => { bytes.remove(k); }
-                    _ => bytes.push(byte),
-                }
-            }
-            let line = String::from_utf8(bytes).expect("ASCII edits");
-            proptest::prop_assert_eq!(parse(&line, &pool("A")), parse_by_serde(&line, &pool("A")), "{}", line);
-        }
     }
 }
