@@ -637,3 +637,75 @@ fn isolation_flags_swe_smith_families_and_never_calls_undetermined_unprotected()
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// An evaluator report that graded a broken environment (`infra_failure: true`, SWE-bench PR
+/// #594) is never a model failure (issue 31). Four instances with a view each:
+///   i1 resolved (1 fail-to-pass node passed), i2 unresolved (1 node failed),
+///   i3 infra failure (`infra_failure_reason` out_of_memory, no tests_status),
+///   i4 empty patch (`patch_is_None`, no tests_status).
+/// By hand: sft_instances_v2 outcomes resolved / unresolved / infra failure / empty patch,
+/// resolved true / false / null / false. Distribution without i3: all_instances 3,
+/// all_resolved 1, all_not_graded 1 (i4), all_infra_failures 1; v1 counted i3 among its 4
+/// instances. Check outcome_infra_failures: tested 4 reports, failing 1, status warn.
+#[test]
+fn infra_failure_is_never_unresolved() {
+    let dir = std::env::temp_dir().join(format!("sphragis-infra-{}", std::process::id()));
+    let views: Vec<String> =
+        ["i1", "i2", "i3", "i4"].iter().map(|i| line(&format!("v{i}"), "A", i, [0, 0, 1, 1, 0, 0, 0, 0])).collect();
+    let conn = repair_and_recovery(&dir, &views);
+    let graded = |resolved: bool| {
+        let (ok, bad) = if resolved { ("[\"t1\"]", "[]") } else { ("[]", "[\"t1\"]") };
+        format!(
+            "\"patch_is_None\": false, \"patch_exists\": true, \"patch_successfully_applied\": true, \"resolved\": {resolved}, \
+             \"tests_status\": {{\"FAIL_TO_PASS\": {{\"success\": {ok}, \"failure\": {bad}}}, \"PASS_TO_PASS\": {{\"success\": [], \"failure\": []}}}}"
+        )
+    };
+    let reports = [
+        ("i1", graded(true)),
+        ("i2", graded(false)),
+        (
+            "i3",
+            "\"patch_is_None\": false, \"patch_exists\": true, \"patch_successfully_applied\": true, \"resolved\": false, \
+             \"infra_failure\": true, \"infra_failure_reason\": \"out_of_memory\""
+                .to_string(),
+        ),
+        ("i4", "\"patch_is_None\": true, \"patch_exists\": false, \"patch_successfully_applied\": false, \"resolved\": false".to_string()),
+    ];
+    for (id, body) in &reports {
+        let folder = dir.join(id);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("report.json"), format!("{{\"{id}\": {{{body}}}}}")).unwrap();
+        sphragis::sft::store::load_outcome(&conn, &folder.join("report.json")).unwrap();
+    }
+    assert_eq!(
+        rows(&conn, "select instance_id, outcome, resolved, infra_failure_reason from sft_instances_v2 order by 1"),
+        [
+            ["i1", "resolved", "true", ""],
+            ["i2", "unresolved", "false", ""],
+            ["i3", "infra failure", "", "out_of_memory"],
+            ["i4", "empty patch", "false", ""],
+        ]
+    );
+    // the released v1 read i3 as a model failure: the fault fixed
+    assert_eq!(
+        rows(&conn, "select resolved, outcome from sft_instances_v1 where instance_id = 'i3'"),
+        [["false", "not graded"]]
+    );
+    assert_eq!(
+        rows(
+            &conn,
+            "select graded, fail_to_pass, instances, resolved, all_instances, all_resolved, all_not_graded, all_infra_failures \
+             from sft_outcome_distribution_v2 order by graded, fail_to_pass"
+        ),
+        [["false", "", "1", "0", "3", "1", "1", "1"], ["true", "1", "2", "1", "3", "1", "1", "1"]]
+    );
+    assert_eq!(rows(&conn, "select all_instances from sft_outcome_distribution_v1 limit 1"), [["4"]]);
+    assert_eq!(
+        rows(
+            &conn,
+            "select tested, failing, status from check_findings_v1 where check_name = 'outcome_infra_failures'"
+        ),
+        [["4", "1", "warn"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -26,7 +26,11 @@
 --     training views of a protected family (a held-out benchmark's repository), of the
 --     pool's training views (not run without a protected list);
 --   family_undetermined (warn; failing > 0): training views whose family neither the data
---     nor the id's scheme names, so isolation cannot be proven for them (with a protected list).
+--     nor the id's scheme names, so isolation cannot be proven for them (with a protected list);
+--   outcome_infra_failures (warn; failing > 0; sft_instances_v2): evaluator reports of the
+--     corpus's instances (with a view or a trajectory) that say the environment broke
+--     (`infra_failure`, SWE-bench PR #594), of the reports: left out of resolved and
+--     unresolved, to be re-graded (not run: no report loaded). One row, scope corpus.
 -- Columns: the check columns (check_findings_at_v1).
 with views as (
     select * from sft_views
@@ -152,6 +156,22 @@ undetermined as (
     left join training as t using (pool)
     group by p.pool, l.has_list
 ),
+reports as (
+    select o.* from sft_outcomes as o
+    where o.instance_id in (select instance_id from sft_views union select instance_id from sft_trajectories)
+),
+infra as (
+    select 'outcome_infra_failures', 'warn', 'corpus',
+           case when count(*) > 0 then count(*) end::bigint,
+           case when count(*) > 0 then count(*) filter (where infra_failure) end::bigint,
+           null, 'failing > 0',
+           case when count(*) = 0
+                then 'no evaluator report of an instance with a view or a trajectory loaded (load outcomes report.json)' end,
+           case when count(*) filter (where infra_failure) > 0
+                then 'left out of resolved and unresolved (sft_instances_v2.outcome = ''infra failure''); re-grade them' end,
+           'select instance_id, outcome, infra_failure_reason from sft_instances_v2 where outcome = ''infra failure'''
+    from reports
+),
 found as (
     select * from header_only
     union all select * from mask_conventions
@@ -161,6 +181,7 @@ found as (
     union all select * from concentration
     union all select * from isolation
     union all select * from undetermined
+    union all select * from infra
 ),
 absent as (
     select name, severity, 'corpus', null::bigint, null::bigint, error_if, warn_if,

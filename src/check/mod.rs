@@ -451,6 +451,7 @@ pub const CHECKS: &[CheckInfo] = checks![
     "recovery_concentration", "sft", "check_sft_pools_v1", "share of recovery supervision held by the 3 longest views";
     "protected_family_in_training", "sft", "check_sft_pools_v1", "training views of a protected (held-out benchmark) family";
     "family_undetermined", "sft", "check_sft_pools_v1", "training views whose family cannot be told";
+    "outcome_infra_failures", "sft", "check_sft_pools_v1", "evaluator reports of the corpus that graded a broken environment";
     "trains_nothing_after_truncation", "sft", "check_sft_truncation_at_v1", "training views that train nothing once truncated";
     "final_report_lost_after_truncation", "sft", "check_sft_truncation_at_v1", "training views whose supervised final report truncation cuts";
     "instances_without_outcome", "eval", "check_eval_v1", "instances of a run that no file grades";

@@ -132,6 +132,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0018_robot_comments.sql",
         sql: include_str!("../../migrations/0018_robot_comments.sql"),
     },
+    Migration {
+        version: 19,
+        description: "sft_outcome_classes",
+        file: "0019_sft_outcome_classes.sql",
+        sql: include_str!("../../migrations/0019_sft_outcome_classes.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -156,7 +156,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "instances",
-        view: "sft_instances_v1",
+        view: "sft_instances_v2",
         about: "SFT per-instance table: pools, views, tokens, supervised tokens, tool calls, outcome",
         by_version: false,
         macro_name: None,
@@ -233,8 +233,8 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "outcomes",
-        view: "sft_outcome_distribution_v1",
-        about: "SFT evaluator outcomes: resolved, fail-to-pass node distribution, median pass-to-pass",
+        view: "sft_outcome_distribution_v2",
+        about: "SFT evaluator outcomes: resolved, fail-to-pass node distribution, median pass-to-pass; infra failures apart",
         by_version: false,
         macro_name: None,
     },
@@ -282,7 +282,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "detail",
-        view: "sft_instance_detail_v2",
+        view: "sft_instance_detail_v3",
         about: "SFT per-instance detail: every audit figure side by side (CSV for spreadsheets)",
         by_version: false,
         macro_name: None,

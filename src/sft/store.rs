@@ -199,7 +199,7 @@ pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
         // Ungraded (no tests_status) is stored as NULL counts, never as 0 results.
         let graded = |n: usize| outcome.graded.then_some(n as i32);
         conn.execute(
-            "insert into sft_outcomes values (?, ?, ?, ?, ?, ?, ?)",
+            "insert into sft_outcomes values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             params![
                 instance_id,
                 outcome.resolved,
@@ -207,7 +207,10 @@ pub fn load_outcome(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
                 graded(outcome.fail_to_pass.failure),
                 graded(outcome.pass_to_pass.success),
                 graded(outcome.pass_to_pass.failure),
-                file_id
+                file_id,
+                outcome.infra_failure,
+                outcome.infra_failure_reason,
+                outcome.patch_is_none
             ],
         )
         .with_context(|| format!("{}: an outcome for {instance_id} is already loaded", path.display()))?;
