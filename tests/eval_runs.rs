@@ -974,3 +974,69 @@ fn reloading_byte_identical_outcomes_skips_every_file() {
     drop(conn);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// An AutoCodeRover results folder (data-samples/runs/acr, figures in its README) loads
+/// whole with one command: the task folders' files by name, the last conversation round as
+/// the trajectory, `meta.json` naming the instance (the folder's name carries a time stamp),
+/// `extract_status.json` the finish, and the harness's `report.json` the outcome. Before,
+/// the first `agent_proxy_*.json` was refused ("expected an object, got an array").
+#[test]
+fn autocoderover_folder_loads_whole_by_hand() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let acr = samples().join("acr");
+    let (files, skipped) = expand(std::slice::from_ref(&acr)).unwrap();
+    let names = |paths: Vec<&Path>| -> Vec<String> {
+        let mut n: Vec<String> =
+            paths.iter().map(|p| p.strip_prefix(&acr).unwrap().to_string_lossy().into_owned()).collect();
+        n.sort();
+        n
+    };
+    let a = "applicable_patch/demo__a-1_2024-06-20_10-00-00/";
+    let b = "no_patch/demo__b-2_2024-06-20_10-05-00/";
+    assert_eq!(
+        names(files.iter().map(PathBuf::as_path).collect()),
+        [
+            format!("{a}conversation_round_1.json"),
+            format!("{a}extract_status.json"),
+            format!("{a}meta.json"),
+            format!("{a}report.json"),
+            format!("{b}conversation_round_0.json"),
+            format!("{b}extract_status.json"),
+            format!("{b}meta.json"),
+        ]
+    );
+    let why: std::collections::BTreeMap<String, &str> =
+        skipped.iter().map(|s| (s.path.strip_prefix(&acr).unwrap().to_string_lossy().into_owned(), s.why)).collect();
+    assert_eq!(why.len(), 5, "{why:?}");
+    assert!(why[&format!("{a}conversation_round_0.json")].contains("earlier round"));
+    assert!(why[&format!("{a}agent_proxy_0.json")].contains("proxy"));
+    assert!(why[&format!("{a}cost.json")].contains("cost"));
+    assert_eq!(why[&format!("{a}extracted_patch_1.diff")], "not a run file");
+    assert!(why["predictions_for_swebench.json"].contains("predictions"));
+
+    let spec = RunSpec { harness: Some("autocoderover".into()), ..spec("acr", "gpt-4o", None) };
+    let outcomes = sphragis::eval::load::load_run(&conn, &spec, &files).unwrap();
+    assert_eq!(outcomes.len(), 7);
+    assert_eq!(
+        rows(
+            &conn,
+            "select instance_id, source, exit_status, finish, assistant_turns from eval_trajectories order by 1"
+        ),
+        [
+            ["demo__a-1", "autocoderover", "APPLICABLE_PATCH", "natural", "2"],
+            ["demo__b-2", "autocoderover", "NO_PATCH", "error", "1"]
+        ]
+    );
+    assert_eq!(
+        rows(&conn, "select instance_id, status, shape from eval_outcomes order by 1"),
+        [["demo__a-1", "resolved", "swebench-report"]]
+    );
+    assert_eq!(one(&conn, "select count(*) from ingest_log where kind = 'run'"), ["7"]);
+
+    // a conversation named without its meta.json is refused before anything is written
+    let fresh = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let alone = acr.join(b).join("conversation_round_0.json");
+    let e = sphragis::eval::load::load_run(&fresh, &spec, &[alone]).unwrap_err().to_string();
+    assert!(e.contains("names its instance in meta.json"), "{e}");
+    assert_eq!(one(&fresh, "select count(*) from ingest_log"), ["0"]);
+}

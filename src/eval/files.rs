@@ -117,6 +117,7 @@ pub const KNOWN_RUN_FILES: &[(&str, &str)] = &[
     ("all_preds.jsonl", "the run's predictions (patches), not outcomes"),
     ("predictions.json", "the run's predictions (patches), not outcomes"),
     ("predictions.jsonl", "the run's predictions (patches), not outcomes"),
+    ("predictions_for_swebench.json", "AutoCodeRover's predictions (patches), not outcomes"),
     ("metadata.yaml", "the submission's metadata (SWE-bench experiments)"),
     ("args.yaml", "the agent's configuration"),
     ("config.yaml", "the agent's configuration"),
@@ -179,26 +180,7 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
     if let Some(v) = &value
         && looks_like_report(v)
     {
-        let report = read_report(path, text)?;
-        let instance_id = report.instance_id.ok_or_else(|| {
-            InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/")
-        })?;
-        let o = &report.outcome;
-        let status = if o.infra_failure == Some(true) {
-            Status::InfraFailure
-        } else if o.patch_is_none == Some(true) {
-            Status::EmptyPatch
-        } else if o.resolved {
-            Status::Resolved
-        } else {
-            Status::Unresolved
-        };
-        return Ok(RunFile::InstanceReport {
-            shape: if report.nested { "swebench-report" } else { "sb-cli-instance" },
-            instance_id,
-            status,
-            reason: o.infra_failure_reason.clone(),
-        });
+        return instance_report(path, read_report(path, text)?);
     }
     let read = detect_and_read(path, text)?;
     let raw: Vec<&Value> = match &value {
@@ -219,6 +201,31 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
             })
             .collect(),
     ))
+}
+
+/// A per-instance report, read, as the run file it is: its outcome class (an infra failure
+/// first, then an empty patch, then resolved or not) and the infra failure's reason.
+/// Errors: a report that names no instance.
+pub fn instance_report(path: &Path, report: crate::sft::outcomes::Report) -> Result<RunFile> {
+    let instance_id = report
+        .instance_id
+        .ok_or_else(|| InputError::at(path, None, None, "cannot name the instance: put the report in logs/<id>/"))?;
+    let o = &report.outcome;
+    let status = if o.infra_failure == Some(true) {
+        Status::InfraFailure
+    } else if o.patch_is_none == Some(true) {
+        Status::EmptyPatch
+    } else if o.resolved {
+        Status::Resolved
+    } else {
+        Status::Unresolved
+    };
+    Ok(RunFile::InstanceReport {
+        shape: if report.nested { "swebench-report" } else { "sb-cli-instance" },
+        instance_id,
+        status,
+        reason: o.infra_failure_reason.clone(),
+    })
 }
 
 /// `o[key]` as a list of strings (`None` when absent); errors name the field and item.

@@ -2,6 +2,7 @@
 //! first, then all are written in ONE transaction bound in the ingest log (kind `run`,
 //! options `{"run": NAME}`, one row per file) — into the `eval_*` tables.
 
+use super::autocoderover::{self as acr, Role as AcrRole};
 use super::files::{self, RunFile, batch_time, known_run_file};
 use super::symptoms::{exit_names_token_limit, finish, verdicts};
 use crate::ingest::{self, InputError, InputKind, LoadOutcome, ReadFile};
@@ -50,12 +51,43 @@ pub fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
             .collect::<std::io::Result<_>>()
             .with_context(|| format!("{}: cannot list the folder", dir.display()))?;
         entries.sort();
+        let lower = |p: &Path| p.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        // an AutoCodeRover task folder: its files by name, the last conversation round only
+        let task_folder = acr::is_task_folder(dir);
+        let last_round = entries
+            .iter()
+            .filter_map(|p| match acr::role_of(&lower(p)) {
+                AcrRole::Conversation(n) if task_folder => Some(n),
+                _ => None,
+            })
+            .max();
         for path in entries {
             if path.is_dir() {
                 walk(&path, files, skipped)?;
                 continue;
             }
-            let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+            let name = lower(&path);
+            if task_folder {
+                match acr::role_of(&name) {
+                    AcrRole::Meta | AcrRole::ExtractStatus | AcrRole::Report => {
+                        files.push(path);
+                        continue;
+                    }
+                    AcrRole::Conversation(n) if Some(n) == last_round => {
+                        files.push(path);
+                        continue;
+                    }
+                    AcrRole::Conversation(_) => {
+                        skipped.push(Skipped { path, why: acr::EARLIER_ROUND });
+                        continue;
+                    }
+                    AcrRole::Internal(why) => {
+                        skipped.push(Skipped { path, why });
+                        continue;
+                    }
+                    AcrRole::Other => {}
+                }
+            }
             if let Some(why) = known_run_file(&path) {
                 skipped.push(Skipped { path, why });
             } else if RUN_FILE_ENDINGS.iter().any(|e| name.ends_with(e)) {
@@ -127,6 +159,9 @@ pub fn load_file(conn: &Connection, spec: &RunSpec, path: &Path) -> Result<LoadO
 enum Rows {
     /// Per-instance reports, run-level reports and batch exit statuses, as read.
     Outcomes(RunFile),
+    /// A file read for what it says of another (AutoCodeRover's `meta.json` and
+    /// `extract_status.json`): recorded in the ingest log, no row of its own.
+    Companion,
     /// A trajectory file's rows.
     Trajectories(Vec<TrajectoryRow>),
 }
@@ -161,6 +196,7 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
     let mut earlier = conn.prepare(
         "select l.path from eval_trajectories as t join ingest_log as l using (file_id) where t.run = ? and t.instance_id = ?",
     )?;
+    let mut tasks = acr_tasks(paths)?;
     for path in paths {
         let absolute = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let other: Option<String> = conn
@@ -174,10 +210,18 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
         if let Some(other) = other {
             bail!("{}: already loaded into run {other}; a file belongs to one run", path.display());
         }
-        // the text is dropped once parsed: a trajectory is kept as its verdicts
-        let (file, text) = ReadFile::read(path)?;
-        let read = prepare(spec, path, &text)?;
-        drop(text);
+        let (file, read) = match tasks.take(path) {
+            Some(companion) => (companion, Rows::Companion),
+            None => {
+                // the text is dropped once parsed: a trajectory is kept as its verdicts
+                let (file, text) = ReadFile::read(path)?;
+                let read = match tasks.of(path)? {
+                    Some(task) => prepare_acr(spec, path, &text, task)?,
+                    None => prepare(spec, path, &text)?,
+                };
+                (file, read)
+            }
+        };
         let same_bytes_here =
             ingest::earlier_load(conn, InputKind::Run, &file.sha256, &absolute.to_string_lossy())?.is_some();
         if let (Rows::Trajectories(rows), false) = (&read, same_bytes_here) {
@@ -227,30 +271,122 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
 fn prepare(spec: &RunSpec, path: &Path, text: &str) -> Result<Rows> {
     Ok(match files::read(path, text)? {
         RunFile::Trajectories(read) => Rows::Trajectories(
-            read.into_iter()
-                .map(|(t, rec)| {
-                    let exit = rec.exit_status.as_deref();
-                    TrajectoryRow {
-                        finish: finish(exit, &t).as_str(),
-                        verdicts: verdicts(&t, spec.runaway_turns),
-                        length_finishes: rec.length_finishes,
-                        token_limit: rec.length_finishes > 0 || exit_names_token_limit(exit),
-                        declared_resolved: t.resolved,
-                        exit_status: rec.exit_status.clone(),
-                        instance_id: t.instance_id,
-                        source: t.source,
-                    }
-                })
-                .collect(),
+            read.into_iter().map(|(t, rec)| trajectory_row(spec, t, rec.exit_status, rec.length_finishes)).collect(),
         ),
         other => Rows::Outcomes(other),
     })
+}
+
+/// A trajectory reduced to its `eval_trajectories` row.
+fn trajectory_row(
+    spec: &RunSpec,
+    t: crate::sft::schema::Trajectory,
+    exit_status: Option<String>,
+    length_finishes: u32,
+) -> TrajectoryRow {
+    let exit = exit_status.as_deref();
+    TrajectoryRow {
+        finish: finish(exit, &t).as_str(),
+        verdicts: verdicts(&t, spec.runaway_turns),
+        length_finishes,
+        token_limit: length_finishes > 0 || exit_names_token_limit(exit),
+        declared_resolved: t.resolved,
+        instance_id: t.instance_id,
+        source: t.source,
+        exit_status,
+    }
+}
+
+/// What an AutoCodeRover task folder of this load says of its attempt, from its
+/// `meta.json` (the instance) and `extract_status.json` (the exit status).
+struct AcrTask {
+    instance_id: String,
+    exit_status: Option<String>,
+}
+
+/// The AutoCodeRover task folders of a load: each folder's `meta.json` and
+/// `extract_status.json`, read once before the other files (their records are handed to
+/// the load by [`AcrTasks::take`]).
+struct AcrTasks {
+    tasks: std::collections::HashMap<PathBuf, AcrTask>,
+    companions: std::collections::HashMap<PathBuf, ReadFile>,
+}
+
+impl AcrTasks {
+    /// The record of a companion file already read (`meta.json`, `extract_status.json`).
+    fn take(&mut self, path: &Path) -> Option<ReadFile> {
+        self.companions.remove(path)
+    }
+
+    /// The task of the folder holding `path`, when that folder is a task folder. Errors: a
+    /// conversation or report of a task folder whose `meta.json` is not in the load.
+    fn of(&self, path: &Path) -> Result<Option<&AcrTask>> {
+        let Some(dir) = path.parent().filter(|d| acr::is_task_folder(d)) else { return Ok(None) };
+        let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        if !matches!(acr::role_of(&name), AcrRole::Conversation(_) | AcrRole::Report) {
+            return Ok(None);
+        }
+        match self.tasks.get(dir) {
+            Some(task) => Ok(Some(task)),
+            None => bail!(
+                "{}: an AutoCodeRover task folder names its instance in meta.json: load the folder, or name {} too",
+                path.display(),
+                dir.join("meta.json").display()
+            ),
+        }
+    }
+}
+
+/// Reads the `meta.json` and `extract_status.json` of every AutoCodeRover task folder
+/// among `paths`. Errors name the file and field ([`acr::read_meta`],
+/// [`acr::read_extract_status`]).
+fn acr_tasks(paths: &[PathBuf]) -> Result<AcrTasks> {
+    let mut tasks = std::collections::HashMap::new();
+    let mut companions = std::collections::HashMap::new();
+    let mut statuses = std::collections::HashMap::new();
+    for path in paths {
+        let Some(dir) = path.parent().filter(|d| acr::is_task_folder(d)) else { continue };
+        let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+        let role = acr::role_of(&name);
+        if !matches!(role, AcrRole::Meta | AcrRole::ExtractStatus) {
+            continue;
+        }
+        let (file, text) = ReadFile::read(path)?;
+        if role == AcrRole::Meta {
+            let instance_id = acr::read_meta(path, &text)?;
+            tasks.insert(dir.to_path_buf(), AcrTask { instance_id, exit_status: None });
+        } else {
+            statuses.insert(dir.to_path_buf(), acr::read_extract_status(path, &text)?);
+        }
+        companions.insert(path.clone(), file);
+    }
+    for (dir, status) in statuses {
+        if let Some(task) = tasks.get_mut(&dir) {
+            task.exit_status = Some(status);
+        }
+    }
+    Ok(AcrTasks { tasks, companions })
+}
+
+/// A conversation or report of an AutoCodeRover task folder: the trajectory of the
+/// instance `meta.json` names, or the harness verdict of that instance (a flat report is
+/// named by it; a report keyed by id must name it).
+fn prepare_acr(spec: &RunSpec, path: &Path, text: &str, task: &AcrTask) -> Result<Rows> {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    if acr::role_of(&name) == AcrRole::Report {
+        let filed = Some((task.instance_id.as_str(), "the task folder's meta.json"));
+        let report = crate::sft::outcomes::read_report_filed(path, text, filed)?;
+        return Ok(Rows::Outcomes(files::instance_report(path, report)?));
+    }
+    let t = acr::read_conversation(path, text, &task.instance_id)?;
+    Ok(Rows::Trajectories(vec![trajectory_row(spec, t, task.exit_status.clone(), 0)]))
 }
 
 fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Rows) -> Result<i64> {
     let run = spec.name.as_str();
     let read = match read {
         Rows::Outcomes(read) => read,
+        Rows::Companion => return Ok(0),
         Rows::Trajectories(rows) => {
             let mut app = conn.appender("eval_trajectories")?;
             let mut declared = Vec::new();

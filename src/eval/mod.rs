@@ -25,6 +25,7 @@
 //! `eval_repeats_v1`/`_v2` and `eval_pass_at_k_v1`/`_v2` stay registered with their meaning
 //! (an evaluator error counted as not resolved).
 
+pub mod autocoderover;
 pub mod files;
 pub mod load;
 pub mod symptoms;

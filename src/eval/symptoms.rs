@@ -58,14 +58,15 @@ impl Finish {
 /// The finish for a recorded exit status (case-insensitive): a status naming a budget
 /// (`limit`, `cost`, `context`, `token`, `step`) is [`Finish::Limit`] — checked first, so
 /// SWE-agent's `submitted (exit_cost)` autosubmission is a limit; otherwise one starting
-/// with `submitted` is [`Finish::Natural`]; any other is [`Finish::Error`]; none is
+/// with `submitted`, or AutoCodeRover's `APPLICABLE_PATCH` (its best extract status, see
+/// [`super::autocoderover`]), is [`Finish::Natural`]; any other is [`Finish::Error`]; none is
 /// [`Finish::CutOff`].
 pub fn finish_of(exit_status: Option<&str>) -> Finish {
     let Some(status) = exit_status else { return Finish::CutOff };
     let s = status.trim().to_ascii_lowercase();
     if ["limit", "cost", "context", "token", "step"].iter().any(|w| s.contains(w)) {
         Finish::Limit
-    } else if s.starts_with("submitted") {
+    } else if s.starts_with("submitted") || s == "applicable_patch" {
         Finish::Natural
     } else {
         Finish::Error

@@ -129,6 +129,14 @@ pub fn read_swebench_report(path: &Path, text: &str) -> Result<Outcome> {
 /// other than its folder's name (the harness files `report.json` under
 /// `<instance_id>/`).
 pub fn read_report(path: &Path, text: &str) -> Result<Report> {
+    read_report_filed(path, text, None)
+}
+
+/// [`read_report`] of a report whose place names its instance otherwise than by its folder:
+/// `filed` is `(instance, what names it)` (an AutoCodeRover task folder `<id>_<time>/` names
+/// it in its `meta.json`). A flat report is of that instance; a report keyed by another is
+/// refused, naming `what`.
+pub fn read_report_filed(path: &Path, text: &str, filed: Option<(&str, &str)>) -> Result<Report> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     // a BOM is not a line: lines count the same without it
     let v: Value = serde_json::from_str(body).map_err(|e| {
@@ -150,7 +158,10 @@ pub fn read_report(path: &Path, text: &str) -> Result<Report> {
             ));
         }
     };
-    let folder = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    let folder = match filed {
+        Some((instance, _)) => Some(instance.to_string()),
+        None => path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()),
+    };
     let instance_id = if flat {
         folder
     } else {
@@ -158,6 +169,11 @@ pub fn read_report(path: &Path, text: &str) -> Result<Report> {
         if let (true, Some(folder)) = (filed_under, &folder)
             && *folder != base
         {
+            if let Some((instance, named_by)) = filed {
+                return Err(
+                    at(&base).err(format!("the report is for instance {base}, but {named_by} names {instance}"))
+                );
+            }
             return Err(at(&base).err(format!(
                 "the report is for instance {base} but is filed under {folder}/ (the harness writes \
                  <instance_id>/report.json); move it to {base}/report.json or rename the file"
