@@ -1040,3 +1040,59 @@ fn autocoderover_folder_loads_whole_by_hand() {
     assert!(e.contains("names its instance in meta.json"), "{e}");
     assert_eq!(one(&fresh, "select count(*) from ingest_log"), ["0"]);
 }
+
+/// Repo-clustered intervals by hand: one run, five graded instances in two repositories,
+/// o__r-1..3 resolved and p__q-1..2 unresolved. n = 5, p = 0.6; S(o__r) = 3 (1 - 0.6) = 1.2,
+/// S(p__q) = 2 (0 - 0.6) = -1.2; se_clustered = sqrt(2 / 1 * (1.44 + 1.44)) / 5 = 2.4 / 5 =
+/// 0.48; se_iid = sqrt(0.6 * 0.4 / 5) = sqrt(0.048); design effect 0.2304 / 0.048 = 4.8; the
+/// interval 0.6 -/+ 1.96 * 0.48 clamps to [0, 1]. A second run resolving p__q-1 only: d = a - b
+/// = +1, +1, +1, -1, 0, D = 0.4; S(o__r) = 3 (1 - 0.4) = 1.8, S(p__q) = (-1 - 0.4) + (0 - 0.4)
+/// = -1.8; se = sqrt(2 * 6.48) / 5 = 3.6 / 5 = 0.72.
+#[test]
+fn repo_clustered_intervals_by_hand() {
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let dir = std::env::temp_dir().join(format!("sphragis-clustered-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = dir.join("a.json");
+    std::fs::write(&a, r#"{"resolved_ids": ["o__r-1", "o__r-2", "o__r-3"], "unresolved_ids": ["p__q-1", "p__q-2"]}"#)
+        .unwrap();
+    let b = dir.join("b.json");
+    std::fs::write(&b, r#"{"resolved_ids": ["p__q-1"], "unresolved_ids": ["o__r-1", "o__r-2", "o__r-3", "p__q-2"]}"#)
+        .unwrap();
+    load_run(&conn, &spec("a", "m", None), &[a]).unwrap();
+    load_run(&conn, &spec("b", "m", None), &[b]).unwrap();
+    let r = one(
+        &conn,
+        "select graded, repos, resolve_rate, se_clustered, ci_low, ci_high from eval_runs_clustered_v1 where run = 'a'",
+    );
+    assert_eq!(r[..2], ["5", "2"]);
+    assert!((float(&conn, "select se_clustered from eval_runs_clustered_v1 where run = 'a'") - 0.48).abs() < 1e-12);
+    assert!((float(&conn, "select design_effect from eval_runs_clustered_v1 where run = 'a'") - 4.8).abs() < 1e-9);
+    assert_eq!(rows(&conn, "select ci_low, ci_high from eval_runs_clustered_v1 where run = 'a'"), [["0", "1"]]);
+    assert!((float(&conn, "select difference from eval_pair_clustered_v1") - 0.4).abs() < 1e-12);
+    assert!((float(&conn, "select se_clustered from eval_pair_clustered_v1") - 0.72).abs() < 1e-12);
+    // the family rule of ids, in SQL: SWE-smith, SWE-bench with a sample suffix, no scheme
+    let c = dir.join("c.json");
+    std::fs::write(
+        &c,
+        r#"{"resolved_ids": [], "unresolved_ids": ["owner__repo.js.abcdef1.func_pm_op__x-3", "python__mypy-15976_0", "inst7"]}"#,
+    )
+    .unwrap();
+    load_run(&conn, &spec("c", "m", None), &[c]).unwrap();
+    assert_eq!(
+        rows(
+            &conn,
+            "select instance_id, repo, repo_known from eval_instance_repos_v1 \
+             where instance_id not like 'o__r%' order by 1"
+        ),
+        [
+            ["inst7", "inst7", "false"],
+            ["owner__repo.js.abcdef1.func_pm_op__x-3", "owner__repo.js", "true"],
+            ["p__q-1", "p__q", "true"],
+            ["p__q-2", "p__q", "true"],
+            ["python__mypy-15976_0", "python__mypy", "true"],
+        ]
+    );
+    assert_eq!(one(&conn, "select unknown_repos from eval_runs_clustered_v1 where run = 'c'"), ["1"]);
+    std::fs::remove_dir_all(dir).unwrap();
+}

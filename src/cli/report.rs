@@ -91,6 +91,8 @@ const GROUPS: &[(&str, &[&str])] = &[
             "eval-symptoms",
             "eval-pairs",
             "eval-bootstrap",
+            "eval-clustered",
+            "eval-pair-clustered",
             "eval-repeats",
             "eval-pass-at-k",
             "eval-pass-k",
@@ -103,7 +105,7 @@ const GROUPS: &[(&str, &[&str])] = &[
 fn report_list() -> String {
     let mut s = String::from(
         "Reports (groups: behaviour = thinking, tools, test-runs, final-report, context; \
-         runs = eval-runs, eval-populations, eval-symptoms, eval-pairs, eval-bootstrap, eval-repeats, eval-pass-at-k, \
+         runs = eval-runs, eval-populations, eval-symptoms, eval-pairs, eval-bootstrap, eval-clustered, eval-pair-clustered, eval-repeats, eval-pass-at-k, \
          eval-pass-k, eval-items, eval-grader-flakes):\n",
     );
     for r in REPORTS {

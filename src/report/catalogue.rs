@@ -351,6 +351,20 @@ pub const REPORTS: &[Report] = &[
         macro_name: Some("eval_pair_bootstrap_at_v1"),
     },
     Report {
+        name: "eval-clustered",
+        view: "eval_runs_clustered_v1",
+        about: "each run's resolve rate on its graded instances with a repo-clustered 95% interval (CR1, clustered by repository) and the design effect",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
+        name: "eval-pair-clustered",
+        view: "eval_pair_clustered_v1",
+        about: "two runs on the instances both graded: the difference in resolve rate with a repo-clustered 95% interval",
+        by_version: false,
+        macro_name: None,
+    },
+    Report {
         name: "eval-pass-k",
         view: "eval_pass_k_v1",
         about: "pass@k, pass^k and consistency over independent repeats, on the instances every repeat graded",

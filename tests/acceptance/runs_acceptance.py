@@ -15,6 +15,9 @@ Usage: python3 runs_acceptance.py SPHRAGIS_BINARY SHARED_DATA_DIR WORK_DIR
    attempted denominators (eval_runs_v3), the populations of the real run
    (eval_run_populations_v1), and every pair on the instances both graded with exact McNemar
    p from scipy's binomial test and Holm-adjusted p from statsmodels (eval_pairs_v2).
+4. Repo-clustered intervals: every run's resolve rate and every pair's difference, with the
+   cluster-robust standard error from statsmodels' OLS (cov_type 'cluster'), on the real run
+   (500 instances) and the outcome-class runs (eval_runs_clustered_v1, eval_pair_clustered_v1).
 Nothing here reuses sphragis code: the file shapes are read with json and a few lines of
 YAML reading for the batch files' one shape.
 """
@@ -24,7 +27,11 @@ import math
 import os
 import sys
 
+import re
+
 import duckdb
+import numpy as np
+from statsmodels.regression.linear_model import OLS
 from scipy.stats import binomtest
 from statsmodels.stats.multitest import multipletests
 
@@ -333,6 +340,64 @@ acc.check("trajectories population: 43 instances, resolved from the run report",
           (len(per_instance), len(per_instance), traj_resolved))
 acc.check("eval_runs_v3: complete, graded 500", con.execute("select run_status, graded, resolved from eval_runs_v3").fetchone(),
           ("complete", 500, 371))
+con.close()
+
+# ---- 4. repo-clustered intervals (eval_runs_clustered_v1, eval_pair_clustered_v1) ------------
+# statsmodels' OLS of the outcome (or the paired difference) on a constant with the
+# repository as cluster (cov_type 'cluster', its default small-sample correction); the
+# repository from the SWE-bench id written here ("<owner>__<repo>-<number>").
+
+
+def repo_of(instance_id):
+    m = re.match(r"^(.+)-\d+(?:_[^-]*)?$", instance_id)
+    return m.group(1) if m else instance_id
+
+
+def clustered_se(values, groups):
+    codes = {g: i for i, g in enumerate(sorted(set(groups)))}
+    if len(codes) < 2:
+        return None
+    fit = OLS(np.array(values, dtype=float), np.ones(len(values))).fit(
+        cov_type="cluster", cov_kwds={"groups": np.array([codes[g] for g in groups])})
+    return float(fit.bse[0])
+
+
+for label, path, check in [("real run", db, acc), ("outcome classes", db3, acc3)]:
+    con = duckdb.connect(path, read_only=True)
+    print(f"-- {label}: repo-clustered intervals against statsmodels")
+    graded = con.execute("select run, instance_id, resolved from eval_instances_v2 where graded order by run, instance_id").fetchall()
+    for run in sorted({r[0] for r in graded}):
+        ids = [(i, r) for (x, i, r) in graded if x == run]
+        y = [1.0 if r else 0.0 for _, r in ids]
+        repos = [repo_of(i) for i, _ in ids]
+        se = clustered_se(y, repos)
+        p = sum(y) / len(y)
+        got = con.execute("select graded, repos, resolve_rate, se_clustered, ci_low, ci_high from eval_runs_clustered_v1 "
+                          "where run = ?", [run]).fetchone()
+        want_low = None if se is None else max(0.0, p - Z * se)
+        want_high = None if se is None else min(1.0, p + Z * se)
+        check.check(f"{run}: graded, repositories, rate, clustered SE and 95% interval (statsmodels)",
+                    (got[0], got[1], close(got[2], p),
+                     got[3] is None if se is None else close(got[3], se),
+                     got[4] is None if se is None else close(got[4], want_low),
+                     got[5] is None if se is None else close(got[5], want_high)),
+                    (len(y), len(set(repos)), True, True, True, True))
+    pairs = con.execute("select run_a, run_b, instance_id, a_resolved, b_resolved from eval_pair_instances_v2 "
+                        "where shared order by 1, 2, 3").fetchall()
+    for a, b in sorted({(r[0], r[1]) for r in pairs}):
+        rows = [r for r in pairs if (r[0], r[1]) == (a, b)]
+        d = [float(r[3]) - float(r[4]) for r in rows]
+        repos = [repo_of(r[2]) for r in rows]
+        se = clustered_se(d, repos)
+        got = con.execute("select shared, repos, difference, se_clustered from eval_pair_clustered_v1 "
+                          "where run_a = ? and run_b = ?", [a, b]).fetchone()
+        check.check(f"{a} vs {b}: shared, repositories, difference, clustered SE (statsmodels)",
+                    (got[0], got[1], close(got[2], sum(d) / len(d)), got[3] is None if se is None else close(got[3], se)),
+                    (len(d), len(set(repos)), True, True))
+    con.close()
+con = duckdb.connect(db, read_only=True)
+n_repos, deff = con.execute("select repos, design_effect from eval_runs_clustered_v1").fetchone()
+print(f"   the real run: {n_repos} repositories, design effect {deff:.3f}")
 con.close()
 
 acc.passed += acc2.passed + acc3.passed
