@@ -7,8 +7,8 @@
 --   (family on the protected list), git_history_commands, first_write_turn_heuristic,
 --   test_runs_heuristic, pass_after_last_write_heuristic, recovery_window_heuristic,
 --   changed_command_pass_heuristic, thinking_bodies, long_repetition, final_report.
--- Same rows as sft_instance_detail_v2, read from sft_instances_v2 (issue 31: an infra failure
--- is never unresolved; infra_failure_reason added); it runs on Spark too (docs/spark.md).
+-- sft_instance_detail_v2's rows read from sft_instances_v2 (issue 31: an infra failure is
+-- never unresolved; infra_failure_reason added); it runs on Spark too (docs/spark.md).
 select
     i.*,
     sm.split,
