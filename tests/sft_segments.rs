@@ -523,3 +523,44 @@ fn segment_views_v2_without_asof_join_give_the_rows_of_v1() {
         assert_eq!(v1, rows(&format!("{base}_v2")), "{base}_v1 and {base}_v2 differ");
     }
 }
+
+/// A tokenizer given after the load runs the check that needed it (issue 27): views loaded
+/// without `--tokenizer` say "not checked" for the vocabulary bound; `views segments
+/// --tokenizer T` gives them T's vocabulary size (added tokens included, read here by the
+/// tokenizers crate directly) and SHA-256, and the contract then passes the in-vocabulary
+/// view and fails the one holding id 99999.
+#[test]
+fn tokenizer_after_load_runs_the_vocabulary_check() {
+    let dir = std::env::temp_dir().join(format!("sphragis-vocab-after-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("views.jsonl");
+    std::fs::write(
+        &file,
+        "{\"view_id\": \"in\", \"pool\": \"A\", \"instance_id\": \"i1\", \"input_ids\": [1, 2, 3], \"loss_mask\": [0, 1, 1]}\n\
+         {\"view_id\": \"out\", \"pool\": \"A\", \"instance_id\": \"i2\", \"input_ids\": [1, 99999], \"loss_mask\": [0, 1]}\n",
+    )
+    .unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::views::load(&conn, &file, &Default::default(), &mut |_| {}).unwrap();
+    let vocab = |conn: &duckdb::Connection| -> Vec<(String, Option<bool>)> {
+        let mut stmt =
+            conn.prepare("select view_id, passed from sft_contract_v1 where check_name = 'vocab' order by 1").unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().collect::<Result<_, _>>().unwrap()
+    };
+    assert_eq!(vocab(&conn), [("in".to_string(), None), ("out".to_string(), None)]);
+    let path = samples().join("chatml_tokenizer.json");
+    let tokenizer = sphragis::ingest::read::TokenizerFile::read(&path).unwrap();
+    let size = tokenizers::Tokenizer::from_file(&path).unwrap().get_vocab_size(true) as i64;
+    assert!(size < 99999, "the sample tokenizer is small: {size}");
+    let sha = tokenizer.sha256.clone();
+    let segmenter = sphragis::sft::segments::Segmenter::new(tokenizer.tokenizer, tokenizer.sha256);
+    sphragis::sft::segments::derive_missing(&conn, &segmenter).unwrap();
+    assert_eq!(vocab(&conn), [("in".to_string(), Some(true)), ("out".to_string(), Some(false))]);
+    let (n, recorded): (i64, String) = conn
+        .query_row("select any_value(vocab_size), any_value(tokenizer_sha256) from sft_views", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((n, recorded), (size, sha));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,6 +1,6 @@
 //! The SFT corpus (agent trajectories with loss masks, SPEC §3).
 //!
-//! [`trajectories`] reads six public harness formats into one message schema
+//! [`trajectories`] reads seven public harness formats into one message schema
 //! ([`schema`]; one file per format under [`formats`], behind one trait) and holds the
 //! shell-command rule (the git-history rule is [`crate::shell`]'s); [`outcomes`] reads
 //! SWE-bench `report.json`; [`heuristics`] reads test commands, file

@@ -17,6 +17,8 @@ pub const SOURCE_NEBIUS: &str = "nebius";
 pub const SOURCE_SWE_SMITH: &str = "swe-smith";
 /// `source` of LLaMA-Factory v1 JSONL rows.
 pub const SOURCE_LLAMAFACTORY: &str = "llamafactory";
+/// `source` of LLaMA-Factory sharegpt rows (`conversations` of `from` / `value`).
+pub const SOURCE_SHAREGPT: &str = "llamafactory-sharegpt";
 
 /// The role of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -506,7 +506,10 @@ pub fn derive_file(
 }
 
 /// Derives the segments of every loaded view file that has none yet (loaded without
-/// `--tokenizer`), all in one transaction: `sphragis views segments --tokenizer T`.
+/// `--tokenizer`), all in one transaction: `sphragis views segments --tokenizer T`. The
+/// views of those files that have no vocabulary size get the tokenizer's (added tokens
+/// included) and its SHA-256 (`sft_views.vocab_size`, `tokenizer_sha256`), so the
+/// contract's vocabulary check runs on them instead of saying "not checked".
 /// Returns `(file_id, path, what was written)` per file, in file order; empty when every
 /// view file already has segments.
 ///
@@ -555,6 +558,12 @@ pub fn derive_missing(conn: &Connection, segmenter: &Segmenter) -> Result<Vec<(i
                 .into());
             }
             let derived = derive_file(conn, std::path::Path::new(&path), file_id, segmenter)?;
+            // the checks that needed the tokenizer run now: the vocabulary bound (the
+            // contract's `vocab`) of views loaded without one, with the tokenizer recorded
+            conn.execute(
+                "update sft_views set vocab_size = ?, tokenizer_sha256 = ? where file_id = ? and vocab_size is null",
+                duckdb::params![segmenter.tokenizer.get_vocab_size(true) as i64, segmenter.sha256, file_id],
+            )?;
             done.push((file_id, path, derived));
         }
         Ok(done)

@@ -1,4 +1,4 @@
-//! Agent trajectories (SPEC §3.1 "trajectories"): the six public coding-agent formats
+//! Agent trajectories (SPEC §3.1 "trajectories"): the seven public coding-agent formats
 //! read into one normalized message schema, plus two rules over the messages — which
 //! shell commands a message runs ([`bash_commands`]) and whether a command queries git
 //! history ([`is_git_history_command`], SPEC §3.4 "history queries").
@@ -14,11 +14,13 @@
 //! |---|---|---|---|
 //! | [`read_mini_swe_agent`] | `mini-swe-agent` | one `<id>.traj.json` (format `mini-swe-agent-1`; 2.x: `mini-swe-agent-1.1`) | ```` ```bash ```` blocks in assistant text; 2.x: OpenAI `tool_calls` or ```` ```mswea_bash_command ```` blocks |
 //! | [`read_swe_agent_traj`] | `swe-agent` | one SWE-agent `.traj` (its `history`) | OpenAI `tool_calls`, or the text `action` of older files |
-//! | [`read_openhands_rows`] | `openhands` | JSON array (SWE-Gym/OpenHands-Sampled-Trajectories rows) | OpenAI `tool_calls`, parallel calls |
-//! | [`read_nebius_rows`] | `nebius` | JSON array (nebius/SWE-agent-trajectories rows) | SWE-agent text commands in a fenced block |
-//! | [`read_swe_smith_rows`] | `swe-smith` | JSON array (SWE-bench/SWE-smith-trajectories rows) | `<function=NAME><parameter=P>V</parameter></function>` in text |
+//! | [`read_openhands_rows`] | `openhands` | rows (SWE-Gym/OpenHands-Sampled-Trajectories) | OpenAI `tool_calls`, parallel calls; non-native: `<function=NAME>` text |
+//! | [`read_nebius_rows`] | `nebius` | rows (nebius/SWE-agent-trajectories) | SWE-agent text commands in a fenced block |
+//! | [`read_swe_smith_rows`] | `swe-smith` | rows (SWE-bench/SWE-smith-trajectories, any split; `messages` may be a JSON string) | OpenAI `tool_calls` (tool), `<function=NAME>` text (xml), the last fenced block (ticks) |
 //! | [`read_llamafactory_jsonl`] | `llamafactory` | JSONL, LLaMA-Factory "v1" typed content parts | `tool_call` parts |
+//! | [`read_sharegpt`] | `llamafactory-sharegpt` | JSONL or JSON array, LLaMA-Factory sharegpt `conversations` | `function_call` turns |
 //!
+//! Row formats are read from a JSON array, JSON lines or one object.
 //! [`detect_and_read`] picks the format from the file's content ([`crate::sft::formats::FORMATS`]). Every reader takes the
 //! text the input layer read once ([`crate::ingest::Input`]); the path is only a label
 //! for errors (and the source of an id when the format names none). No reader opens
@@ -59,6 +61,7 @@ pub use super::formats::llamafactory::read_llamafactory_jsonl;
 pub use super::formats::mini_swe_agent::{MINI_SWE_AGENT_FORMATS, read_mini_swe_agent};
 pub use super::formats::nebius::read_nebius_rows;
 pub use super::formats::openhands::read_openhands_rows;
+pub use super::formats::sharegpt::read_sharegpt;
 pub use super::formats::swe_agent::read_swe_agent_traj;
 pub use super::formats::swe_smith::read_swe_smith_rows;
 pub use super::formats::text_calls::{
@@ -67,8 +70,8 @@ pub use super::formats::text_calls::{
 pub use super::formats::{TrajectoryFormat, detect_and_read};
 pub use super::outcomes::{Outcome, Report, TestCounts, looks_like_report, read_report, read_swebench_report};
 pub use super::schema::{
-    Message, Role, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_NEBIUS, SOURCE_OPENHANDS, SOURCE_SWE_AGENT,
-    SOURCE_SWE_SMITH, ToolCall, Trajectory,
+    Message, Role, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_NEBIUS, SOURCE_OPENHANDS, SOURCE_SHAREGPT,
+    SOURCE_SWE_AGENT, SOURCE_SWE_SMITH, ToolCall, Trajectory,
 };
 pub use crate::shell::{GIT_HISTORY_SUBCOMMANDS, is_git_history_command};
 

@@ -17,7 +17,7 @@
 //!    ([`crate::sft::schema`]).
 //!
 //! One file per format: [`mini_swe_agent`], [`swe_agent`], [`openhands`], [`nebius`],
-//! [`swe_smith`], [`llamafactory`]; [`FORMATS`] lists them in detection order. Shared
+//! [`swe_smith`], [`llamafactory`], [`sharegpt`]; [`FORMATS`] lists them in detection order. Shared
 //! pieces: [`access`] (error locations, JSON objects only, nested JSON texts),
 //! [`openai`] (OpenAI message parts as serde types: role, content, tool calls and their
 //! arguments, a whole OpenHands / SWE-agent chat message) and [`text_calls`] (tool calls
@@ -29,6 +29,7 @@ pub mod mini_swe_agent;
 pub mod nebius;
 pub mod openai;
 pub mod openhands;
+pub mod sharegpt;
 pub mod swe_agent;
 pub mod swe_smith;
 pub mod text_calls;
@@ -183,6 +184,7 @@ pub static FORMATS: &[Format] = &[
     Format::of::<swe_agent::SweAgent>(),
     Format::of::<nebius::Nebius>(),
     Format::of::<llamafactory::LlamaFactory>(),
+    Format::of::<sharegpt::ShareGpt>(),
     Format::of::<openhands::OpenHands>(),
     Format::of::<swe_smith::SweSmith>(),
 ];
@@ -304,17 +306,20 @@ fn detect(container: Container, first: &Value) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.detect(container, first))
 }
 
-/// Read any of the six formats, chosen from the content by [`FORMATS`] in order:
+/// Read any of the formats, chosen from the content by [`FORMATS`] in order:
 ///
 /// * a JSON object with `trajectory_format` (any value: the reader refuses one it does
 ///   not know), or with `messages` + `info` → mini-swe-agent;
 /// * a JSON object whose `history` is an array of messages with `role` → SWE-agent;
 /// * a JSON array whose first row has `trajectory` → nebius; has `messages` whose
 ///   `content` is a list of `{type, value}` parts → LLaMA-Factory (array form); has
-///   `tools` or a message with `tool_calls` → openhands; has `traj_id` or an assistant
-///   message containing `<function=` → swe-smith;
-/// * otherwise, one JSON object a line whose first row has typed content parts →
-///   LLaMA-Factory (a single such object is one line).
+///   `conversations` of `{from, value}` → LLaMA-Factory sharegpt; has no
+///   `traj_id` and `tools`, a message with `tool_calls` or a user message starting
+///   `EXECUTION RESULT of [` → openhands; has `traj_id` or an assistant message containing
+///   `<function=` → swe-smith;
+/// * otherwise, JSON lines (as `datasets.to_json` writes rows) whose first row one of the
+///   row formats reads, in the same order (a single object is one line, or one row when
+///   it spans several lines).
 ///
 /// An empty array gives no trajectories. Anything else is an error naming the file and,
 /// for a JSON object (or the first JSON line), each format tried and why it did not
@@ -328,9 +333,15 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
     let anomalies = &scanned.anomalies;
     match serde_json::from_str::<Value>(text) {
         Ok(v @ Value::Object(_)) => match detect(Container::Object, &v) {
-            // a row format given one object: the object is one JSON line
+            // a row format given one object: the object is one JSON line, or one row
+            // written over several lines (a pretty-printed row)
             Some(f) if f.container != Container::Object => {
-                convert_all(f, path, &Records::Lines(lines(text)), anomalies)
+                let lines = lines(text);
+                if lines.len() == 1 {
+                    convert_all(f, path, &Records::Lines(lines), anomalies)
+                } else {
+                    convert_all(f, path, &Records::Object(v), anomalies)
+                }
             }
             Some(f) => convert_all(f, path, &Records::Object(v), anomalies),
             None => bail!("{}: not a recognized trajectory format; tried {}", path.display(), why_not_object(&v)),
@@ -347,7 +358,7 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
                 Some(f) => convert_all(f, path, &Records::Array(rows), anomalies),
                 None => Err(at.err(
                     "",
-                    "not a recognized trajectory row (no `trajectory`, typed content parts, `tools`/`tool_calls`, or `<function=` calls)",
+                    "not a recognized trajectory row (no `trajectory`, typed content parts, sharegpt `conversations`, `tools`/`tool_calls`, `traj_id`, or `<function=` calls)",
                 )),
             }
         }

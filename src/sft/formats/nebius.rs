@@ -74,7 +74,7 @@ impl TrajectoryFormat for Nebius {
     }
 
     /// A first row with `trajectory`.
-    fn detect(container: Container, first: &Value) -> bool {
-        container == Container::Array && first.get("trajectory").is_some()
+    fn detect(_container: Container, first: &Value) -> bool {
+        first.get("trajectory").is_some()
     }
 }

@@ -1,4 +1,8 @@
-//! OpenHands rows (SWE-Gym/OpenHands-Sampled-Trajectories as extracted by ADP).
+//! OpenHands rows (SWE-Gym/OpenHands-Sampled-Trajectories as extracted by ADP), with native
+//! function calling (OpenAI `tool_calls`) or without it: OpenHands' non-native mode writes
+//! the call as `<function=NAME><parameter=P>V</parameter></function>` text in the assistant
+//! message and the result as a user message `EXECUTION RESULT of [NAME]:` (its
+//! `fn_call_converter`); those calls are read from the text ([`xml_function_calls`]).
 
 use std::path::Path;
 
@@ -8,8 +12,12 @@ use serde_json::Value;
 
 use super::access::Object;
 use super::openai::{ChatMessage, chat_messages};
+use super::text_calls::xml_function_calls;
 use super::{Container, Record, TrajectoryFormat};
-use crate::sft::schema::{SOURCE_OPENHANDS, Trajectory};
+use crate::sft::schema::{Role, SOURCE_OPENHANDS, Trajectory};
+
+/// The start of a non-native OpenHands tool result (a user message).
+pub const EXECUTION_RESULT: &str = "EXECUTION RESULT of [";
 
 /// Read OpenHands rows (a JSON array; SWE-Gym/OpenHands-Sampled-Trajectories as
 /// extracted by ADP): row {`instance_id`, `resolved`, `tools`, `messages`}, messages in
@@ -37,18 +45,28 @@ impl TrajectoryFormat for OpenHands {
     const ID_FIELDS: &'static [&'static str] = &["instance_id", "repo"];
 
     fn convert(self, record: &Record) -> Result<Trajectory> {
-        let messages = chat_messages(&record.loc, "messages", self.messages)?;
+        let mut messages = chat_messages(&record.loc, "messages", self.messages)?;
+        // non-native function calling: the calls are text (never both in one message)
+        for m in messages.iter_mut().filter(|m| m.role == Role::Assistant && m.tool_calls.is_empty()) {
+            m.tool_calls = xml_function_calls(&m.text);
+        }
         let OpenHands { instance_id, resolved, tools, repo, .. } = self;
         Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages })
     }
 
-    /// A first row with `tools`, or with a message whose `tool_calls` is not null.
-    fn detect(container: Container, first: &Value) -> bool {
-        container == Container::Array
+    /// A row format (a JSON array, JSON lines, or one object): a first row without
+    /// SWE-smith's `traj_id` that has `tools`, a message whose `tool_calls` is not null, or
+    /// a user message starting with [`EXECUTION_RESULT`] (non-native function calling).
+    fn detect(_container: Container, first: &Value) -> bool {
+        let messages = first.get("messages").and_then(Value::as_array);
+        first.get("traj_id").is_none()
             && (first.get("tools").is_some()
-                || first
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null()))))
+                || messages.is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null())))
+                || messages.is_some_and(|ms| {
+                    ms.iter().any(|m| {
+                        m.get("role").and_then(Value::as_str) == Some("user")
+                            && m.get("content").and_then(Value::as_str).is_some_and(|c| c.starts_with(EXECUTION_RESULT))
+                    })
+                }))
     }
 }
