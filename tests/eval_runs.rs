@@ -1039,12 +1039,26 @@ fn autocoderover_folder_loads_whole_by_hand() {
     let e = sphragis::eval::load::load_run(&fresh, &spec, &[alone]).unwrap_err().to_string();
     assert!(e.contains("names its instance in meta.json"), "{e}");
     assert_eq!(one(&fresh, "select count(*) from ingest_log"), ["0"]);
+
+    // a task folder whose meta.json is lost: its files are refused for what they are (its
+    // agent_proxy file was read as a trajectory and refused as "expected an object" before)
+    let lost = std::env::temp_dir().join(format!("sphragis-acr-lost-{}", std::process::id()));
+    let task = lost.join("demo__a-1_2024-06-20_10-00-00");
+    std::fs::create_dir_all(&task).unwrap();
+    for f in ["conversation_round_1.json", "agent_proxy_0.json", "extract_status.json"] {
+        std::fs::copy(acr.join(a).join(f), task.join(f)).unwrap();
+    }
+    let (files, _) = expand(std::slice::from_ref(&lost)).unwrap();
+    let e = sphragis::eval::load::load_run(&fresh, &spec, &files).unwrap_err().to_string();
+    assert!(e.contains("has no meta.json, which names the instance"), "{e}");
+    assert_eq!(one(&fresh, "select count(*) from ingest_log"), ["0"]);
+    std::fs::remove_dir_all(lost).unwrap();
 }
 
 /// Repo-clustered intervals by hand: one run, five graded instances in two repositories,
 /// o__r-1..3 resolved and p__q-1..2 unresolved. n = 5, p = 0.6; S(o__r) = 3 (1 - 0.6) = 1.2,
 /// S(p__q) = 2 (0 - 0.6) = -1.2; se_clustered = sqrt(2 / 1 * (1.44 + 1.44)) / 5 = 2.4 / 5 =
-/// 0.48; se_iid = sqrt(0.6 * 0.4 / 5) = sqrt(0.048); design effect 0.2304 / 0.048 = 4.8; the
+/// 0.48; se_iid = sqrt(0.6 * 0.4 / 4) = sqrt(0.06); design effect 0.2304 / 0.06 = 3.84; the
 /// interval 0.6 -/+ 1.96 * 0.48 clamps to [0, 1]. A second run resolving p__q-1 only: d = a - b
 /// = +1, +1, +1, -1, 0, D = 0.4; S(o__r) = 3 (1 - 0.4) = 1.8, S(p__q) = (-1 - 0.4) + (0 - 0.4)
 /// = -1.8; se = sqrt(2 * 6.48) / 5 = 3.6 / 5 = 0.72.
@@ -1067,7 +1081,7 @@ fn repo_clustered_intervals_by_hand() {
     );
     assert_eq!(r[..2], ["5", "2"]);
     assert!((float(&conn, "select se_clustered from eval_runs_clustered_v1 where run = 'a'") - 0.48).abs() < 1e-12);
-    assert!((float(&conn, "select design_effect from eval_runs_clustered_v1 where run = 'a'") - 4.8).abs() < 1e-9);
+    assert!((float(&conn, "select design_effect from eval_runs_clustered_v1 where run = 'a'") - 3.84).abs() < 1e-9);
     assert_eq!(rows(&conn, "select ci_low, ci_high from eval_runs_clustered_v1 where run = 'a'"), [["0", "1"]]);
     assert!((float(&conn, "select difference from eval_pair_clustered_v1") - 0.4).abs() < 1e-12);
     assert!((float(&conn, "select se_clustered from eval_pair_clustered_v1") - 0.72).abs() < 1e-12);
@@ -1094,5 +1108,29 @@ fn repo_clustered_intervals_by_hand() {
         ]
     );
     assert_eq!(one(&conn, "select unknown_repos from eval_runs_clustered_v1 where run = 'c'"), ["1"]);
+    // every instance its own repository: no clustering, design effect 1 (c: 3 instances, 3
+    // repositories, none resolved: se 0, so none); one repository: no interval at all
+    // (DuckDB's greatest / least would have given [0, 1] from a null bound)
+    let d = dir.join("d.json");
+    std::fs::write(&d, r#"{"resolved_ids": ["x__y-1"], "unresolved_ids": ["u__v-1", "w__z-1"]}"#).unwrap();
+    load_run(&conn, &spec("d", "m", None), &[d]).unwrap();
+    assert!((float(&conn, "select design_effect from eval_runs_clustered_v1 where run = 'd'") - 1.0).abs() < 1e-12);
+    let e = dir.join("e.json");
+    std::fs::write(&e, r#"{"resolved_ids": ["o__r-1"], "unresolved_ids": ["o__r-2"]}"#).unwrap();
+    load_run(&conn, &spec("e", "m", None), &[e]).unwrap();
+    assert_eq!(
+        rows(
+            &conn,
+            "select repos, se_clustered, ci_low, ci_high, design_effect from eval_runs_clustered_v1 where run = 'e'"
+        ),
+        [["1", "", "", "", ""]]
+    );
+    assert_eq!(
+        rows(
+            &conn,
+            "select shared, repos, ci_low, ci_high, excludes_zero from eval_pair_clustered_v1 where run_a = 'a' and run_b = 'e'"
+        ),
+        [["2", "1", "", "", ""]]
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -196,6 +196,15 @@ fn openhands_non_native_calls_are_tool_calls() {
     assert_eq!(sphragis::eval::symptoms::finish(None, t).as_str(), "natural");
     let conn = load(&d, "rows2.json", &json!([row]).to_string());
     assert_eq!(rows(&conn, "select command from sft_commands"), [["ls"]]);
+    // OpenHands' own tool names tell it apart before any result (an unclosed call, no
+    // EXECUTION RESULT yet): never labelled swe-smith
+    let early = json!({"instance_id": "demo__a-1", "messages": [
+        {"role": "user", "content": "Fix it."},
+        {"role": "assistant", "content": "<function=execute_bash>\n<parameter=command>ls</parameter>\n"}]});
+    let path = d.join("early.jsonl");
+    std::fs::write(&path, format!("{early}\n")).unwrap();
+    let read = sphragis::sft::trajectories::detect_and_read(&path, &std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(read[0].source, "openhands");
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -264,5 +273,69 @@ fn sharegpt_rows_by_hand() {
         e.contains("bad.jsonl:2") && e.contains("`[1].conversations[0].from`") && e.contains("unknown tag \"bot\""),
         "{e}"
     );
+    // a turn without its value is named, not "not a recognized format"
+    std::fs::write(&bad, "{\"conversations\": [{\"from\": \"human\"}]}\n").unwrap();
+    let e = sphragis::sft::store::load_trajectories(&fresh, &bad, None).unwrap_err().to_string();
+    assert!(e.contains("`[0].conversations[0].value`: missing"), "{e}");
+    // a first system turn replaces the row's system text (one system message, not two)
+    std::fs::write(
+        &bad,
+        "{\"system\": \"column\", \"conversations\": [{\"from\": \"system\", \"value\": \"turn\"}, {\"from\": \"human\", \"value\": \"hi\"}]}\n",
+    )
+    .unwrap();
+    let read = sphragis::sft::trajectories::detect_and_read(&bad, &std::fs::read_to_string(&bad).unwrap()).unwrap();
+    let texts: Vec<&str> = read[0].messages.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(texts, ["turn", "hi"]);
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// ms-swift agent rows (data-samples/sft/shapes/swift_agent.jsonl, figures in its README):
+/// `tool_call` messages are assistant calls, `tool_response` tool messages, and a message's
+/// `loss` is its training flag (`sft_messages.train`), the producer's mask intent.
+#[test]
+fn ms_swift_rows_and_loss_flags_by_hand() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/sft/shapes/swift_agent.jsonl");
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    sphragis::sft::store::load_trajectories(&conn, &path, None).unwrap();
+    assert_eq!(
+        rows(&conn, "select instance_id, source, n_messages from sft_trajectories"),
+        [["swift_agent:0", "ms-swift", "8"]]
+    );
+    assert_eq!(
+        rows(&conn, "select msg_index, role, train from sft_messages order by 1"),
+        [
+            ["0", "system", ""],
+            ["1", "user", ""],
+            ["2", "assistant", "false"],
+            ["3", "assistant", ""],
+            ["4", "tool", ""],
+            ["5", "assistant", ""],
+            ["6", "tool", ""],
+            ["7", "assistant", "true"]
+        ]
+    );
+    assert_eq!(
+        rows(&conn, "select msg_index, command, git_history from sft_commands order by 1"),
+        [["3", "python -m pytest -q tests/test_a.py", "false"], ["5", "git log --oneline -2 -- src/a.py", "true"]]
+    );
+    // a loss that is not a boolean, and an unknown role, are named at their fields
+    let d = dir("swift");
+    for (body, field) in [
+        (
+            r#"{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y", "loss": "no"}]}"#,
+            "`[0].messages[1].loss`",
+        ),
+        (
+            r#"{"messages": [{"role": "tool_call", "content": "{\"name\": \"bash\"}"}, {"role": "robot", "content": "y"}]}"#,
+            "`[0].messages[1].role`",
+        ),
+        (r#"{"messages": [{"role": "tool_call", "content": "not json"}]}"#, "`[0].messages[0].content`"),
+    ] {
+        let bad = d.join("bad.jsonl");
+        std::fs::write(&bad, format!("{body}\n")).unwrap();
+        let fresh = sphragis::db::open(Path::new(":memory:")).unwrap();
+        let e = sphragis::sft::store::load_trajectories(&fresh, &bad, None).unwrap_err().to_string();
+        assert!(e.contains("bad.jsonl:1") && e.contains(field), "{e}");
+    }
     std::fs::remove_dir_all(d).unwrap();
 }

@@ -47,8 +47,9 @@ errors as (
 bounds as (
     select
         *,
-        greatest(-1.0, difference - 1.959963984540054 * se_clustered) as ci_low,
-        least(1.0, difference + 1.959963984540054 * se_clustered) as ci_high
+        -- greatest / least skip a NULL in DuckDB: no interval without a clustered SE
+        case when se_clustered is not null then greatest(-1.0, difference - 1.959963984540054 * se_clustered) end as ci_low,
+        case when se_clustered is not null then least(1.0, difference + 1.959963984540054 * se_clustered) end as ci_high
     from errors
 )
 select

@@ -99,13 +99,19 @@ pub fn role_of(name: &str) -> Role {
     Role::Other
 }
 
-/// Whether `dir` is an AutoCodeRover task folder: it holds `meta.json` and a
-/// `conversation_round_<n>.json`.
+/// Whether `dir` is an AutoCodeRover task folder: it holds a `conversation_round_<n>.json`,
+/// or `meta.json` beside one of AutoCodeRover's own records (`extract_status.json`,
+/// `agent_proxy_<n>.json`, `cost.json`, ...: [`Role::ExtractStatus`], [`Role::Internal`]) —
+/// a task that stopped before its first round. A task folder without `meta.json` is one
+/// too, so that its files are refused for what they are, not read as trajectories.
 pub fn is_task_folder(dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else { return false };
-    let names: Vec<String> =
-        entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().to_ascii_lowercase()).collect();
-    names.iter().any(|n| n == "meta.json") && names.iter().any(|n| round_of(n).is_some())
+    let roles: Vec<Role> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| role_of(&e.file_name().to_string_lossy().to_ascii_lowercase()))
+        .collect();
+    roles.iter().any(|r| matches!(r, Role::Conversation(_)))
+        || (roles.contains(&Role::Meta) && roles.iter().any(|r| matches!(r, Role::ExtractStatus | Role::Internal(_))))
 }
 
 /// The instance of a task folder, from its `meta.json` text: `task_id` (a string).
@@ -166,6 +172,9 @@ pub fn read_conversation(path: &Path, text: &str, instance_id: &str) -> Result<T
     let Some(items) = v.as_array() else {
         return Err(loc.err("", format!("expected AutoCodeRover's message thread (a JSON array), got {}", kind(&v))));
     };
+    if items.is_empty() {
+        return Err(loc.err("", "an empty message thread: AutoCodeRover writes a round's file after its messages"));
+    }
     let mut messages = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let field = format!("[{i}]");
@@ -246,5 +255,7 @@ mod tests {
         assert!(e.contains("`[0].role`"), "{e}");
         let e = read_conversation(p, r#"[[{"role": "user", "content": ""}]]"#, "a__b-1").unwrap_err().to_string();
         assert!(e.contains("`[0]`") && e.contains("expected an object"), "{e}");
+        let e = read_conversation(p, "[]", "a__b-1").unwrap_err().to_string();
+        assert!(e.contains("an empty message thread"), "{e}");
     }
 }

@@ -328,6 +328,11 @@ impl AcrTasks {
         }
         match self.tasks.get(dir) {
             Some(task) => Ok(Some(task)),
+            None if !dir.join("meta.json").exists() => bail!(
+                "{}: the AutoCodeRover task folder {} has no meta.json, which names the instance of its files",
+                path.display(),
+                dir.display()
+            ),
             None => bail!(
                 "{}: an AutoCodeRover task folder names its instance in meta.json: load the folder, or name {} too",
                 path.display(),

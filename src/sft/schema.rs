@@ -19,6 +19,8 @@ pub const SOURCE_SWE_SMITH: &str = "swe-smith";
 pub const SOURCE_LLAMAFACTORY: &str = "llamafactory";
 /// `source` of LLaMA-Factory sharegpt rows (`conversations` of `from` / `value`).
 pub const SOURCE_SHAREGPT: &str = "llamafactory-sharegpt";
+/// `source` of ms-swift agent rows (`tool_call` / `tool_response` roles, per-message `loss`).
+pub const SOURCE_MS_SWIFT: &str = "ms-swift";
 
 /// The role of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -1,4 +1,4 @@
-//! Agent trajectories (SPEC §3.1 "trajectories"): the seven public coding-agent formats
+//! Agent trajectories (SPEC §3.1 "trajectories"): the public coding-agent formats
 //! read into one normalized message schema, plus two rules over the messages — which
 //! shell commands a message runs ([`bash_commands`]) and whether a command queries git
 //! history ([`is_git_history_command`], SPEC §3.4 "history queries").
@@ -19,6 +19,7 @@
 //! | [`read_swe_smith_rows`] | `swe-smith` | rows (SWE-bench/SWE-smith-trajectories, any split; `messages` may be a JSON string) | OpenAI `tool_calls` (tool), `<function=NAME>` text (xml), the last fenced block (ticks) |
 //! | [`read_llamafactory_jsonl`] | `llamafactory` | JSONL, LLaMA-Factory "v1" typed content parts | `tool_call` parts |
 //! | [`read_sharegpt`] | `llamafactory-sharegpt` | JSONL or JSON array, LLaMA-Factory sharegpt `conversations` | `function_call` turns |
+//! | [`read_ms_swift`] | `ms-swift` | JSONL or JSON array, ms-swift agent `messages` (per-message `loss` kept as the training flag) | `tool_call` messages |
 //!
 //! Row formats are read from a JSON array, JSON lines or one object.
 //! [`detect_and_read`] picks the format from the file's content ([`crate::sft::formats::FORMATS`]). Every reader takes the
@@ -37,7 +38,8 @@
 //! * A tool call written in the text (a bash block, an XML-style function, a SWE-agent
 //!   command) becomes a [`ToolCall`] with `from_text = true`; the text stays in
 //!   [`Message::text`] unchanged. Structured calls have `from_text = false`.
-//! * [`Message::train`] is the source's own supervision verdict: nebius `mask`;
+//! * [`Message::train`] is the source's own supervision verdict: nebius `mask`; ms-swift
+//!   `loss`;
 //!   LLaMA-Factory `loss_weight > 1e-6` with its default (1.0 for assistant, else 0.0).
 //!   `None` when the format declares nothing (the consumer picks a convention).
 //!
@@ -64,14 +66,15 @@ pub use super::formats::openhands::read_openhands_rows;
 pub use super::formats::sharegpt::read_sharegpt;
 pub use super::formats::swe_agent::read_swe_agent_traj;
 pub use super::formats::swe_smith::read_swe_smith_rows;
+pub use super::formats::swift::read_ms_swift;
 pub use super::formats::text_calls::{
     bash_blocks, observation_returncode, swe_agent_command_call, swe_agent_text_action, xml_function_calls,
 };
 pub use super::formats::{TrajectoryFormat, detect_and_read};
 pub use super::outcomes::{Outcome, Report, TestCounts, looks_like_report, read_report, read_swebench_report};
 pub use super::schema::{
-    Message, Role, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_NEBIUS, SOURCE_OPENHANDS, SOURCE_SHAREGPT,
-    SOURCE_SWE_AGENT, SOURCE_SWE_SMITH, ToolCall, Trajectory,
+    Message, Role, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_MS_SWIFT, SOURCE_NEBIUS, SOURCE_OPENHANDS,
+    SOURCE_SHAREGPT, SOURCE_SWE_AGENT, SOURCE_SWE_SMITH, ToolCall, Trajectory,
 };
 pub use crate::shell::{GIT_HISTORY_SUBCOMMANDS, is_git_history_command};
 

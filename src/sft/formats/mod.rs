@@ -17,7 +17,7 @@
 //!    ([`crate::sft::schema`]).
 //!
 //! One file per format: [`mini_swe_agent`], [`swe_agent`], [`openhands`], [`nebius`],
-//! [`swe_smith`], [`llamafactory`], [`sharegpt`]; [`FORMATS`] lists them in detection order. Shared
+//! [`swe_smith`], [`llamafactory`], [`sharegpt`], [`swift`]; [`FORMATS`] lists them in detection order. Shared
 //! pieces: [`access`] (error locations, JSON objects only, nested JSON texts),
 //! [`openai`] (OpenAI message parts as serde types: role, content, tool calls and their
 //! arguments, a whole OpenHands / SWE-agent chat message) and [`text_calls`] (tool calls
@@ -32,6 +32,7 @@ pub mod openhands;
 pub mod sharegpt;
 pub mod swe_agent;
 pub mod swe_smith;
+pub mod swift;
 pub mod text_calls;
 
 use std::path::Path;
@@ -185,6 +186,7 @@ pub static FORMATS: &[Format] = &[
     Format::of::<nebius::Nebius>(),
     Format::of::<llamafactory::LlamaFactory>(),
     Format::of::<sharegpt::ShareGpt>(),
+    Format::of::<swift::MsSwift>(),
     Format::of::<openhands::OpenHands>(),
     Format::of::<swe_smith::SweSmith>(),
 ];
@@ -295,9 +297,16 @@ fn why_not_object(v: &Value) -> String {
     };
     let llamafactory =
         if v.get("messages").is_some() { "`messages` without typed content parts" } else { "no `messages`" };
+    let sharegpt = match v.get("conversations") {
+        None => "no `conversations`".to_string(),
+        Some(c) => format!("`conversations` is {}, not a list", kind(c)),
+    };
     format!(
         "mini-swe-agent (no `trajectory_format`, no `messages`+`info`); SWE-agent .traj ({swe_agent}); \
-         LLaMA-Factory ({llamafactory}); openhands / nebius / swe-smith (expect a JSON array of rows, got an object)"
+         LLaMA-Factory ({llamafactory}); LLaMA-Factory sharegpt ({sharegpt}); ms-swift (no message with role \
+         `tool_call` / `tool_response` or a `loss`); nebius (no `trajectory`); openhands (no `tools`, \
+         `tool_calls` or non-native calls, or SWE-smith's `traj_id`); swe-smith (no `traj_id` and no assistant \
+         `<function=` call)"
     )
 }
 
@@ -313,7 +322,8 @@ fn detect(container: Container, first: &Value) -> Option<&'static Format> {
 /// * a JSON object whose `history` is an array of messages with `role` → SWE-agent;
 /// * a JSON array whose first row has `trajectory` → nebius; has `messages` whose
 ///   `content` is a list of `{type, value}` parts → LLaMA-Factory (array form); has
-///   `conversations` of `{from, value}` → LLaMA-Factory sharegpt; has no
+///   `conversations` of `{from, value}` → LLaMA-Factory sharegpt; has a message with role
+///   `tool_call` / `tool_response` or a `loss` → ms-swift; has no
 ///   `traj_id` and `tools`, a message with `tool_calls` or a user message starting
 ///   `EXECUTION RESULT of [` → openhands; has `traj_id` or an assistant message containing
 ///   `<function=` → swe-smith;
@@ -358,7 +368,7 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
                 Some(f) => convert_all(f, path, &Records::Array(rows), anomalies),
                 None => Err(at.err(
                     "",
-                    "not a recognized trajectory row (no `trajectory`, typed content parts, sharegpt `conversations`, `tools`/`tool_calls`, `traj_id`, or `<function=` calls)",
+                    "not a recognized trajectory row (no `trajectory`, typed content parts, sharegpt `conversations`, ms-swift roles, `tools`/`tool_calls`, `traj_id`, or `<function=` calls)",
                 )),
             }
         }

@@ -19,6 +19,12 @@ use crate::sft::schema::{Role, SOURCE_OPENHANDS, Trajectory};
 /// The start of a non-native OpenHands tool result (a user message).
 pub const EXECUTION_RESULT: &str = "EXECUTION RESULT of [";
 
+/// The text calls of OpenHands' own tools, which SWE-smith's xml split never writes (it
+/// calls `bash` and `submit`): an assistant text holding one is OpenHands without native
+/// function calling even before any result.
+pub const NON_NATIVE_CALLS: &[&str] =
+    &["<function=execute_bash>", "<function=finish>", "<function=execute_ipython_cell>", "<function=think>"];
+
 /// Read OpenHands rows (a JSON array; SWE-Gym/OpenHands-Sampled-Trajectories as
 /// extracted by ADP): row {`instance_id`, `resolved`, `tools`, `messages`}, messages in
 /// OpenAI form {`role`, `content` (string/null/parts), `tool_calls`, `tool_call_id`,
@@ -55,8 +61,9 @@ impl TrajectoryFormat for OpenHands {
     }
 
     /// A row format (a JSON array, JSON lines, or one object): a first row without
-    /// SWE-smith's `traj_id` that has `tools`, a message whose `tool_calls` is not null, or
-    /// a user message starting with [`EXECUTION_RESULT`] (non-native function calling).
+    /// SWE-smith's `traj_id` that has `tools`, a message whose `tool_calls` is not null, a
+    /// user message starting with [`EXECUTION_RESULT`] or an assistant message calling one
+    /// of [`NON_NATIVE_CALLS`] (non-native function calling).
     fn detect(_container: Container, first: &Value) -> bool {
         let messages = first.get("messages").and_then(Value::as_array);
         first.get("traj_id").is_none()
@@ -64,8 +71,12 @@ impl TrajectoryFormat for OpenHands {
                 || messages.is_some_and(|ms| ms.iter().any(|m| m.get("tool_calls").is_some_and(|c| !c.is_null())))
                 || messages.is_some_and(|ms| {
                     ms.iter().any(|m| {
-                        m.get("role").and_then(Value::as_str) == Some("user")
-                            && m.get("content").and_then(Value::as_str).is_some_and(|c| c.starts_with(EXECUTION_RESULT))
+                        let text = m.get("content").and_then(Value::as_str).unwrap_or_default();
+                        match m.get("role").and_then(Value::as_str) {
+                            Some("user") => text.starts_with(EXECUTION_RESULT),
+                            Some("assistant") => NON_NATIVE_CALLS.iter().any(|c| text.contains(c)),
+                            _ => false,
+                        }
                     })
                 }))
     }

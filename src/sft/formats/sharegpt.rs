@@ -13,7 +13,7 @@
 //! | `observation` | tool | — |
 //!
 //! A row's `system` text is message 0 (as a chat template sees the system prompt), so the
-//! conversation's turns are messages 1.. in order. The format names no instance: the id is
+//! conversation's turns are messages 1.. in order; a first `system` turn replaces it. The format names no instance: the id is
 //! `<file stem>:<row index>` (0-based over the file's rows), stable for the same file.
 
 use std::path::Path;
@@ -73,7 +73,9 @@ impl TrajectoryFormat for ShareGpt {
             other => other,
         };
         let mut messages = Vec::with_capacity(self.conversations.len() + 1);
-        if let Some(system) = self.system.filter(|s| !s.is_empty()) {
+        // a first `system` turn replaces the row's `system` text, as LLaMA-Factory reads it
+        let first_is_system = self.conversations.first().is_some_and(|Object(t)| t.from == "system");
+        if let Some(system) = self.system.filter(|s| !s.is_empty() && !first_is_system) {
             messages.push(Message::new(0, Role::System, system));
         }
         for (i, Object(turn)) in self.conversations.into_iter().enumerate() {
@@ -114,10 +116,9 @@ impl TrajectoryFormat for ShareGpt {
         Ok(Trajectory { instance_id, source: SOURCE_SHAREGPT, resolved: None, tools, repo: None, messages })
     }
 
-    /// Any container whose first record has `conversations`, a list of `{from, value}`.
+    /// Any container whose first record has a `conversations` list (its turns are then read
+    /// strictly: a turn without `from` or `value` is refused at its field).
     fn detect(_container: Container, first: &Value) -> bool {
-        first.get("conversations").and_then(Value::as_array).is_some_and(|turns| {
-            !turns.is_empty() && turns.iter().all(|t| t.get("from").is_some() && t.get("value").is_some())
-        })
+        first.get("conversations").is_some_and(Value::is_array)
     }
 }

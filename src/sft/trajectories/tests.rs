@@ -872,7 +872,10 @@ fn format_detection_names_every_format_tried() {
         "SWE-agent .traj (`history[0]` has no `role` but `action`, `source`",
         "OpenHands event stream",
         "LLaMA-Factory (no `messages`)",
-        "openhands / nebius / swe-smith",
+        "LLaMA-Factory sharegpt (no `conversations`)",
+        "nebius (no `trajectory`)",
+        "openhands (no `tools`, `tool_calls` or non-native calls",
+        "swe-smith (no `traj_id`",
     ] {
         assert!(e.contains(tried), "{tried} in {e}");
     }
