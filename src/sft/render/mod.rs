@@ -47,7 +47,12 @@
 //! every `end` is checked to be a prefix of the full text at a token boundary
 //! of the full tokenization, and the text a tool-to-tool prefix adds after the
 //! common part (the turn closing) must be the text the run's last message ends
-//! with. Spans that would end before they start are refused too.
+//! with.
+//! A template that writes a closing once, after the last message (Phi-style
+//! templates end with `eos_token`), is not rewriting earlier turns: a prefix
+//! rendering that differs from the whole only by text outside every generation
+//! block that the whole ends with ends its message where the two part. Spans
+//! that would end before they start are refused too.
 //!
 //! * HF also passes the tokenizer's special tokens (`bos_token`, `eos_token`,
 //!   `pad_token`, `unk_token`, … as `tokenizer.special_tokens_map` holds them) to

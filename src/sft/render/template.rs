@@ -165,8 +165,15 @@ impl ChatTemplate {
     /// Errors: as [`render`](Self::render).
     pub(super) fn render_prefix(&self, messages: &[Value], tools: &Value, full: &str) -> Result<PrefixRendering> {
         let tmpl = self.env.get_template(TEMPLATE_NAME)?;
-        let mut against =
-            Against { full: full.as_bytes(), pos: 0, diverged: false, tail: Vec::new(), pending: Vec::new(), depth: 0 };
+        let mut against = Against {
+            full: full.as_bytes(),
+            pos: 0,
+            diverged: false,
+            tail: Vec::new(),
+            pending: Vec::new(),
+            depth: 0,
+            tail_generated: false,
+        };
         tmpl.render_captured_to(context(messages, tools, false), &mut against)
             .map_err(|e| anyhow!("rendering chat template: {e:#}"))?;
         against.finish(full)
@@ -210,6 +217,9 @@ pub(super) struct PrefixRendering {
     pub common: usize,
     /// The prefix rendering from byte `common` on.
     pub tail: String,
+    /// Whether part of `tail` was written inside a generation block (assistant output):
+    /// then the tail is never a closing the template adds after the last message.
+    pub tail_generated: bool,
 }
 
 /// An `io::Write` sink that strips the generation sentinels from what a template
@@ -225,11 +235,15 @@ struct Against<'a> {
     /// The start of a sentinel cut by the end of a write (1 or 2 bytes).
     pending: Vec<u8>,
     depth: usize,
+    /// Text after the first difference was written inside a generation block, or a
+    /// block opened there.
+    tail_generated: bool,
 }
 
 impl Against<'_> {
     fn emit(&mut self, seg: &[u8]) {
         if self.diverged {
+            self.tail_generated |= self.depth > 0 && !seg.is_empty();
             self.tail.extend_from_slice(seg);
             return;
         }
@@ -242,6 +256,7 @@ impl Against<'_> {
         self.pos += n;
         if n < seg.len() {
             self.diverged = true;
+            self.tail_generated |= self.depth > 0;
             self.tail.extend_from_slice(&seg[n..]);
         }
     }
@@ -267,6 +282,7 @@ impl Against<'_> {
             self.emit(&data[copied..at]);
             copied = at + 3;
             if is_start {
+                self.tail_generated |= self.diverged;
                 self.depth += 1;
             } else {
                 self.depth =
@@ -293,7 +309,7 @@ impl Against<'_> {
         let mut tail = full.as_bytes()[common..self.pos].to_vec();
         tail.extend_from_slice(&self.tail);
         let tail = String::from_utf8(tail).map_err(|e| anyhow!("chat template wrote text that is not UTF-8: {e}"))?;
-        Ok(PrefixRendering { len: common + tail.len(), common, tail })
+        Ok(PrefixRendering { len: common + tail.len(), common, tail, tail_generated: self.tail_generated })
     }
 }
 
@@ -515,7 +531,11 @@ mod tests {
             let whole = t.render_values(&values[..=k], &tools, false).unwrap().text;
             let got = t.render_prefix(&values[..=k], &tools, &full).unwrap();
             let common = super::super::view::common_prefix_bytes(&whole, &full);
-            assert_eq!(got, PrefixRendering { len: whole.len(), common, tail: whole[common..].to_owned() }, "k={k}");
+            assert_eq!(
+                got,
+                PrefixRendering { len: whole.len(), common, tail: whole[common..].to_owned(), tail_generated: false },
+                "k={k}"
+            );
         }
         // the sample template is prefix-preserving: every prefix is the start of the whole
         let first = t.render_prefix(&values[..1], &tools, &full).unwrap();
@@ -530,7 +550,15 @@ mod tests {
     fn prefix_rendering_splits_on_characters_and_joins_cut_sentinels() {
         use std::io::Write as _;
         let full = "ab\u{e9}c"; // é is C3 A9
-        let mut w = Against { full: full.as_bytes(), pos: 0, diverged: false, tail: vec![], pending: vec![], depth: 0 };
+        let mut w = Against {
+            full: full.as_bytes(),
+            pos: 0,
+            diverged: false,
+            tail: vec![],
+            pending: vec![],
+            depth: 0,
+            tail_generated: false,
+        };
         let start = GEN_START.to_string();
         let end = GEN_END.to_string();
         w.write_all(b"a").unwrap();
@@ -539,8 +567,17 @@ mod tests {
         w.write_all("b\u{e8}".as_bytes()).unwrap(); // è is C3 A8: differs in its second byte
         w.write_all(end.as_bytes()).unwrap();
         let got = w.finish(full).unwrap();
-        assert_eq!(got, PrefixRendering { len: 4, common: 2, tail: "\u{e8}".into() });
-        let mut w = Against { full: full.as_bytes(), pos: 0, diverged: false, tail: vec![], pending: vec![], depth: 0 };
+        // the differing character was written inside the generation block
+        assert_eq!(got, PrefixRendering { len: 4, common: 2, tail: "\u{e8}".into(), tail_generated: true });
+        let mut w = Against {
+            full: full.as_bytes(),
+            pos: 0,
+            diverged: false,
+            tail: vec![],
+            pending: vec![],
+            depth: 0,
+            tail_generated: false,
+        };
         w.write_all(start.as_bytes()).unwrap();
         w.write_all(b"ab").unwrap();
         let err = w.finish(full).unwrap_err().to_string();

@@ -115,6 +115,25 @@ pub fn render_view(
                 };
                 open_tails.push((k, prefix.tail));
                 end
+            } else if common < prefix.len
+                && common >= verified
+                && !prefix.tail_generated
+                && full.text.ends_with(&prefix.tail)
+            {
+                // A closing the template writes after the last message only (Phi-style
+                // templates end the conversation with eos_token): the prefix rendering
+                // differs from the whole only by text outside every generation block that
+                // the whole ends with, so message k ends where the two part, as a
+                // tool-to-tool prefix does.
+                let end = match spans_from.common_tokens(common, &prefix.tail)? {
+                    Some(end) => end,
+                    None => {
+                        common_prefix_len(&prefix_ids(k, &[&full.text[..common], &prefix.tail].concat())?, &input_ids)
+                    }
+                };
+                close_tool_run(&mut open_tails, &[&full.text[..common], &prefix.tail].concat(), k)?;
+                verified = common;
+                end
             } else {
                 if common < prefix.len {
                     return Err(not_prefix_preserving(k, messages.len(), &prefix.tail, &full.text, common));
@@ -255,6 +274,54 @@ mod tests {
         let last_of_first_tool = tok.id_to_token(view.input_ids[spans[2].end - 1]).unwrap();
         assert_eq!(last_of_first_tool, "</tool_response>");
     }
+    /// Phi-style templates write eos_token once, after the last message: every prefix
+    /// rendering ends with it where the whole continues, which is a closing, not a
+    /// template that rewrites earlier turns; the spans end where the renderings part.
+    #[test]
+    fn closing_after_the_last_message_only_is_not_a_refusal() {
+        let closes_once = "{%- for m in messages %}{{- '<|im_start|>' + m.role + '\\n' }}\
+            {%- if m.role == 'assistant' %}{%- generation %}{{- m.content + '<|im_end|>\\n' }}{%- endgeneration %}\
+            {%- else %}{{- m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}{{- '<tool_call>' }}";
+        let t = ChatTemplate::new(closes_once).unwrap();
+        let msgs = vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "content": "yo"}),
+            json!({"role": "user", "content": "ok"}),
+            json!({"role": "assistant", "content": "a"}),
+        ];
+        let view = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap();
+        let pieces: Vec<String> = view.input_ids.iter().map(|&id| tiny_tokenizer().id_to_token(id).unwrap()).collect();
+        // each turn: <|im_start|> role \n text <|im_end|> \n = 6 tokens; the closing is the 25th
+        assert_eq!(pieces.len(), 25, "{pieces:?}");
+        let spans: Vec<(usize, usize)> = view.message_spans.iter().map(|s| (s.start, s.end)).collect();
+        assert_eq!(spans, vec![(0, 6), (6, 12), (12, 18), (18, 25)]);
+        assert_eq!(pieces[24], "<tool_call>");
+        // the mask: each assistant's text, <|im_end|> and newline
+        let supervised: Vec<usize> = (0..25).filter(|i| view.assistant_mask[*i] == 1).collect();
+        assert_eq!(supervised, vec![9, 10, 11, 21, 22, 23]);
+    }
+
+    /// A template that writes the thinking block of the last assistant turn only is
+    /// refused even when the last turn repeats an earlier one word for word, so that the
+    /// prefix rendering's extra text is also how the whole ends: that text is assistant
+    /// output, never a closing.
+    #[test]
+    fn rewritten_turn_that_matches_the_last_is_still_refused() {
+        let drops_thinking = "{%- for m in messages %}{%- if m.role == 'assistant' %}{{- '<|im_start|>assistant\\n' }}\
+            {%- generation %}{%- if loop.last %}{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' }}{%- endif %}\
+            {{- m.content + '<|im_end|>\\n' }}{%- endgeneration %}\
+            {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}";
+        let t = ChatTemplate::new(drops_thinking).unwrap();
+        let msgs = vec![
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "content": "yo", "reasoning_content": "b"}),
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "assistant", "content": "yo", "reasoning_content": "b"}),
+        ];
+        let err = render_view(&t, &tiny_tokenizer(), &msgs, None).unwrap_err().to_string();
+        assert!(err.contains("not prefix-preserving: the rendering of messages[..=1]"), "{err}");
+    }
+
     /// Like the stock Qwen3 template: the thinking block is written for the last
     /// assistant turn only, so an earlier turn renders differently once more follows.
     #[test]
