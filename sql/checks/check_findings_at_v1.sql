@@ -31,6 +31,7 @@ with checks as (
     union all select * from check_review_v1
     union all select * from check_sft_contract_v1
     union all select * from check_sft_pools_v1
+    union all select * from check_sft_packs_v1
     union all select * from check_sft_truncation_at_v1(max_length, side)
     union all select * from check_eval_v1
 ),

@@ -452,6 +452,11 @@ pub const CHECKS: &[CheckInfo] = checks![
     "protected_family_in_training", "sft", "check_sft_pools_v1", "training views of a protected (held-out benchmark) family";
     "family_undetermined", "sft", "check_sft_pools_v1", "training views whose family cannot be told";
     "outcome_infra_failures", "sft", "check_sft_pools_v1", "evaluator reports of the corpus that graded a broken environment";
+    "pack_attention_crosses", "sft", "check_sft_packs_v1", "rows packing conversations with no boundary: each attends to the ones before";
+    "pack_instances_unattributed", "sft", "check_sft_packs_v1", "packed rows naming fewer instances than conversations";
+    "pack_boundaries_off_turns", "sft", "check_sft_packs_v1", "packed rows whose boundaries do not match their message spans or positions";
+    "pack_padding_supervised", "sft", "check_sft_packs_v1", "packed rows that supervise padding";
+    "pack_ledger", "sft", "check_sft_packs_v1", "packed rows whose claimed counts differ from the row's";
     "trains_nothing_after_truncation", "sft", "check_sft_truncation_at_v1", "training views that train nothing once truncated";
     "final_report_lost_after_truncation", "sft", "check_sft_truncation_at_v1", "training views whose supervised final report truncation cuts";
     "instances_without_outcome", "eval", "check_eval_v1", "instances of a run that no file grades";

@@ -138,6 +138,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0019_sft_outcome_classes.sql",
         sql: include_str!("../../migrations/0019_sft_outcome_classes.sql"),
     },
+    Migration {
+        version: 20,
+        description: "sft_view_packs",
+        file: "0020_sft_view_packs.sql",
+        sql: include_str!("../../migrations/0020_sft_view_packs.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

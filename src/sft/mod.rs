@@ -1,6 +1,6 @@
 //! The SFT corpus (agent trajectories with loss masks, SPEC §3).
 //!
-//! [`trajectories`] reads seven public harness formats into one message schema
+//! [`trajectories`] reads the public harness formats into one message schema
 //! ([`schema`]; one file per format under [`formats`], behind one trait) and holds the
 //! shell-command rule (the git-history rule is [`crate::shell`]'s); [`outcomes`] reads
 //! SWE-bench `report.json`; [`heuristics`] reads test commands, file
@@ -19,6 +19,7 @@ pub mod family;
 pub mod formats;
 pub mod heuristics;
 pub mod outcomes;
+pub mod packing;
 pub mod pools;
 pub mod render;
 pub mod schema;

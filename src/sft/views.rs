@@ -83,113 +83,13 @@ struct RawLedger {
     n_supervised: Option<i64>,
 }
 
-/// A JSON array of integers stored narrow (`i32` token ids, `i8` mask values), read
-/// without a 64-bit copy: each value is parsed as an integer and pushed as `T`. The first
-/// value that is not an integer or does not fit `T` stops the parse there, so the error
-/// names the first offending position of the line (`input_ids[1]`), in the field's
-/// terms ([`NarrowInt::misfit`]).
-#[derive(Debug, Default)]
-struct Narrow<T> {
-    values: Vec<T>,
-}
-
-/// An integer type an id or mask array is stored as, with the thread's reusable buffer for
-/// the array being read: reading a long array costs one allocation of its exact size
-/// instead of a chain of doublings.
-trait NarrowInt: TryFrom<i64> + Copy + 'static {
-    fn with_scratch<R>(f: impl FnOnce(&mut Vec<Self>) -> R) -> R;
-    /// Why `value` cannot be stored (`None`: beyond 64 bits, read by serde_json as a float).
-    fn misfit(value: Option<i128>) -> String;
-}
-
-thread_local! {
-    static SCRATCH_I32: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
-    static SCRATCH_I8: std::cell::RefCell<Vec<i8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-impl NarrowInt for i32 {
-    fn with_scratch<R>(f: impl FnOnce(&mut Vec<i32>) -> R) -> R {
-        SCRATCH_I32.with(|s| f(&mut s.borrow_mut()))
-    }
-    fn misfit(value: Option<i128>) -> String {
-        let value = value.map_or("a value beyond 64 bits".to_string(), |v| v.to_string());
-        format!("{value} does not fit a 32-bit integer")
-    }
-}
-
-impl NarrowInt for i8 {
-    fn with_scratch<R>(f: impl FnOnce(&mut Vec<i8>) -> R) -> R {
-        SCRATCH_I8.with(|s| f(&mut s.borrow_mut()))
-    }
-    fn misfit(value: Option<i128>) -> String {
-        // 0/1 and the usual mistakes (-100, 2) fit and are kept for the contract to report
-        let value = value.map_or("beyond 64 bits".to_string(), |v| v.to_string());
-        format!("mask value {value} is outside -128..127")
-    }
-}
-
-/// Reads one integer of an id or mask array straight into the array being built as `T`;
-/// a value that does not fit is an error in the field's terms ([`NarrowInt::misfit`]), a
-/// fraction or any other JSON value a type error (serde's wording).
-struct Push<'a, T>(&'a mut Vec<T>);
-
-impl<'de, T: NarrowInt> serde::de::DeserializeSeed<'de> for Push<'_, T> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_i64(self)
-    }
-}
-
-impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Push<'_, T> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an integer")
-    }
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<(), E> {
-        let t = T::try_from(v).map_err(|_| E::custom(T::misfit(Some(i128::from(v)))))?;
-        self.0.push(t);
-        Ok(())
-    }
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<(), E> {
-        match i64::try_from(v) {
-            Ok(v) => self.visit_i64(v),
-            Err(_) => Err(E::custom(T::misfit(Some(i128::from(v))))),
-        }
-    }
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<(), E> {
-        // an integer beyond 64 bits comes as a float; a fraction is refused as a type error
-        if v.fract() == 0.0 && v.abs() >= 9.223_372_036_854_775e18 {
-            Err(E::custom(T::misfit(None)))
-        } else {
-            Err(E::invalid_type(serde::de::Unexpected::Float(v), &self))
-        }
-    }
-}
-
-impl<'de, T: NarrowInt> Deserialize<'de> for Narrow<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor<T>(std::marker::PhantomData<T>);
-        impl<'de, T: NarrowInt> serde::de::Visitor<'de> for Visitor<T> {
-            type Value = Narrow<T>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a sequence")
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Narrow<T>, A::Error> {
-                T::with_scratch(|scratch| {
-                    scratch.clear();
-                    while seq.next_element_seed(Push(&mut *scratch))?.is_some() {}
-                    Ok(Narrow { values: scratch.as_slice().to_vec() })
-                })
-            }
-        }
-        deserializer.deserialize_seq(Visitor(std::marker::PhantomData))
-    }
-}
+mod narrow;
+use narrow::{Narrow, NarrowInt};
 
 /// The fields that name a view, its instance, its pool and its repository family (the
 /// grouping key of the isolation checks): a lone surrogate escape in them
 /// is refused ([`crate::ingest::json::parse_json_ids`]).
-const ID_FIELDS: &[&str] = &["view_id", "instance_id", "pool", "family"];
+const ID_FIELDS: &[&str] = &["view_id", "instance_id", "instance_id[*]", "pool", "family"];
 
 /// A view line. Unknown fields are allowed (producers add metadata) and kept in
 /// `origin` only when given there.
@@ -199,7 +99,7 @@ struct RawView {
     view_id: Option<TextOrNumber>,
     #[serde(default)]
     pool: Option<String>,
-    instance_id: String,
+    instance_id: crate::sft::packing::InstanceIds,
     #[serde(default)]
     family: Option<String>,
     input_ids: Narrow<i32>,
@@ -229,6 +129,17 @@ struct RawView {
     source_path: Option<String>,
     #[serde(default)]
     origin: Option<crate::ingest::json::UniqueKeys>,
+    // packing metadata (crate::sft::packing)
+    #[serde(default)]
+    seq_lengths: Option<Narrow<i32>>,
+    #[serde(default)]
+    cu_seqlens: Option<Narrow<i32>>,
+    #[serde(default)]
+    cu_seq_lens_q: Option<Narrow<i32>>,
+    #[serde(default)]
+    position_ids: Option<Narrow<i32>>,
+    #[serde(default)]
+    attention_mask: Option<Narrow<i32>>,
 }
 
 /// One parsed view, ready to store.
@@ -238,6 +149,8 @@ pub struct View {
     pub pool: String,
     pub instance_id: String,
     pub family: Option<String>,
+    /// Whether the line gave `family` (else it is the instance id's scheme's).
+    pub family_given: bool,
     /// Token ids, each checked to fit 32 bits (the column's type).
     pub input_ids: Vec<i32>,
     /// Mask values as given (or 0/1 from labels), each checked to fit one byte.
@@ -253,6 +166,9 @@ pub struct View {
     pub declared_path: Option<String>,
     pub origin: Option<String>,
     pub record: i64,
+    /// Where the view sits in its packed row, when it was cut from one (or its row's
+    /// spans restart unannounced): [`crate::sft::packing`].
+    pub pack: Option<crate::sft::packing::PackUnit>,
 }
 
 pub use super::family::family_of;
@@ -277,7 +193,7 @@ pub fn supervised_runs(mask: &[i8]) -> Vec<(i64, i64)> {
     runs
 }
 
-fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Result<View, InputError> {
+fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> Result<Vec<View>, InputError> {
     let err = |field: &str, msg: String| InputError::at(path, Some(line), Some(field), msg);
     let pool = raw
         .pool
@@ -286,9 +202,12 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     if pool.trim().is_empty() {
         return Err(err("pool", "must not be empty".into()));
     }
-    if raw.instance_id.trim().is_empty() {
-        return Err(err("instance_id", "must not be empty".into()));
+    let instance_ids = std::mem::take(&mut raw.instance_id).into_ids();
+    if let Some(i) = instance_ids.iter().position(|id| id.trim().is_empty()) {
+        let field = if instance_ids.len() > 1 { format!("instance_id[{i}]") } else { "instance_id".into() };
+        return Err(err(&field, "must not be empty".into()));
     }
+    let instance_id = instance_ids[0].clone();
     // Values are stored as 32-bit integers: refuse what would not fit rather than clamp
     // (the id, mask, label and keep_msgs arrays are refused as they are read, `Narrow`).
     if let Some(spans) = &raw.message_spans {
@@ -421,14 +340,21 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
     }
     let ledger = raw.ledger.unwrap_or(RawLedger { n_tokens: None, n_supervised: None });
     let record = line as i64;
-    Ok(View {
-        view_id: raw
-            .view_id
-            .map(TextOrNumber::into_text)
-            .unwrap_or_else(|| format!("{pool}:{}:{record}", raw.instance_id)),
-        family: raw.family.or_else(|| family_of(&raw.instance_id)),
+    let boundaries = crate::sft::packing::Boundaries {
+        seq_lengths: raw.seq_lengths.map(|v| v.values),
+        cu_seqlens: raw
+            .cu_seqlens
+            .map(|v| ("cu_seqlens", v.values))
+            .or(raw.cu_seq_lens_q.map(|v| ("cu_seq_lens_q", v.values))),
+        position_ids: raw.position_ids.map(|v| v.values),
+        attention_mask: raw.attention_mask.map(|v| v.values),
+    };
+    let view = View {
+        view_id: raw.view_id.map(TextOrNumber::into_text).unwrap_or_else(|| format!("{pool}:{instance_id}:{record}")),
+        family_given: raw.family.is_some(),
+        family: raw.family.or_else(|| family_of(&instance_id)),
         pool,
-        instance_id: raw.instance_id,
+        instance_id,
         // both checked above to fit: input_ids 32 bits, a given mask one byte, a mask
         // from labels is 0/1
         input_ids: raw.input_ids.values,
@@ -443,7 +369,9 @@ fn to_view(path: &Path, line: u64, raw: RawView, options: &ViewOptions) -> Resul
         declared_path: raw.source_path,
         origin: raw.origin.map(|o| o.0.to_string()),
         record,
-    })
+        pack: None,
+    };
+    crate::sft::packing::split(path, line, view, &boundaries, instance_ids)
 }
 
 /// Buffers views and writes them as Arrow record batches through the appender: the views
@@ -597,6 +525,7 @@ impl<'conn> ViewWriter<'conn> {
             runs.append_record_batch(batch)?;
             runs.flush()?;
         }
+        crate::sft::packing::append(self.conn, self.file_id, &views)?;
         self.written += views.len() as i64;
         Ok(())
     }
@@ -770,7 +699,7 @@ pub fn read(
     path: &Path,
     reader: &mut (dyn BufRead + Send),
     options: &ViewOptions,
-    each: impl FnMut(View) -> Result<()>,
+    mut each: impl FnMut(View) -> Result<()>,
 ) -> Result<u64> {
     crate::ingest::parallel::parse_lines(
         path,
@@ -778,135 +707,9 @@ pub fn read(
         1,
         CHUNKING,
         |line, text| Ok(to_view(path, line, parse_json_ids::<RawView>(path, line, text, ID_FIELDS)?, options)?),
-        each,
+        |views| views.into_iter().try_for_each(&mut each),
     )
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(line: &str, options: &ViewOptions) -> Result<View, String> {
-        let raw: RawView = parse_json_ids(Path::new("v.jsonl"), 1, line, ID_FIELDS).map_err(|e| e.to_string())?;
-        to_view(Path::new("v.jsonl"), 1, raw, options).map_err(|e| e.to_string())
-    }
-
-    fn pool(p: &str) -> ViewOptions {
-        ViewOptions { pool: Some(p.into()), ..ViewOptions::default() }
-    }
-
-    #[test]
-    fn conventions_give_the_same_mask() {
-        let own = parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"loss_mask":[0,1,1,0]}"#, &pool("A")).unwrap();
-        let trl =
-            parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"assistant_masks":[0,1,1,0]}"#, &pool("A")).unwrap();
-        let hf =
-            parse(r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[-100,6,7,-100]}"#, &pool("A")).unwrap();
-        let shifted = parse(
-            r#"{"instance_id":"a__b-1","input_ids":[5,6,7,8],"labels":[6,7,-100,-100],"labels_shifted":true}"#,
-            &pool("A"),
-        )
-        .unwrap();
-        for v in [&trl, &hf, &shifted] {
-            assert_eq!(v.loss_mask, own.loss_mask);
-        }
-        assert_eq!((own.mask_source, hf.mask_source, shifted.mask_source), ("loss_mask", "labels", "labels_shifted"));
-        assert_eq!(own.family.as_deref(), Some("a__b"));
-        assert_eq!(own.view_id, "A:a__b-1:1");
-    }
-
-    #[test]
-    fn shifted_labels_must_be_declared_and_conventions_must_agree() {
-        let err =
-            parse(r#"{"instance_id":"x","input_ids":[5,6,7,8],"labels":[6,7,-100,-100]}"#, &pool("A")).unwrap_err();
-        assert!(err.contains("field `labels`: labels[0] equals input_ids[1]: the labels look pre-shifted"), "{err}");
-        let err = parse(r#"{"instance_id":"x","input_ids":[5,6],"labels":[-100,9]}"#, &pool("A")).unwrap_err();
-        assert!(err.contains("labels[1] = 9 is neither -100 nor the token"), "{err}");
-        let err = parse(
-            r#"{"instance_id":"x","input_ids":[5,6,7],"assistant_masks":[0,1,1],"labels":[-100,6,-100]}"#,
-            &pool("A"),
-        )
-        .unwrap_err();
-        assert!(err.contains("disagrees with assistant_masks at position 2"), "{err}");
-        let err = parse(r#"{"instance_id":"x","input_ids":[5]}"#, &pool("A")).unwrap_err();
-        assert!(err.contains("field `loss_mask`: missing"), "{err}");
-        let err = parse(r#"{"instance_id":"x","input_ids":[5],"loss_mask":[1]}"#, &ViewOptions::default()).unwrap_err();
-        assert!(err.contains("field `pool`: missing"), "{err}");
-    }
-
-    /// docs/formats.md: several conventions on one line must agree — every pair, the
-    /// error naming file, line and the field that disagrees.
-    #[test]
-    fn mask_conventions_that_disagree_are_a_load_error_for_every_pair() {
-        let line = |fields: &str| format!(r#"{{"instance_id":"x","input_ids":[5,6,7,8],{fields}}}"#);
-        let cases = [
-            (
-                r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,0,0]"#,
-                "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 2 (assistant_masks 0, loss_mask 1)",
-            ),
-            (
-                r#""loss_mask":[0,1,1,0],"labels":[-100,6,-100,-100]"#,
-                "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels -100, loss_mask 1)",
-            ),
-            (
-                r#""assistant_masks":[0,1,1,0],"labels":[5,6,7,-100]"#,
-                "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 0 (labels supervised, assistant_masks 0)",
-            ),
-            // all three: loss_mask and labels agree, assistant_masks does not
-            (
-                r#""loss_mask":[0,1,1,0],"assistant_masks":[1,1,1,0],"labels":[-100,6,7,-100]"#,
-                "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 0",
-            ),
-            // only assistant_masks and labels, disagreeing
-            (
-                r#""assistant_masks":[0,0,1,1],"labels":[-100,6,7,-100]"#,
-                "v.jsonl:1: field `labels`: disagrees with assistant_masks at position 1",
-            ),
-            // shifted labels count as labels
-            (
-                r#""loss_mask":[0,1,1,0],"labels":[6,-100,-100,-100],"labels_shifted":true"#,
-                "v.jsonl:1: field `labels`: disagrees with loss_mask at position 2 (labels_shifted -100, loss_mask 1)",
-            ),
-            // lengths disagree
-            (
-                r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1]"#,
-                "v.jsonl:1: field `assistant_masks`: has 3 values, loss_mask has 4: the conventions disagree",
-            ),
-            // the same supervised positions, other values: both masks are taken as given
-            (
-                r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,2]"#,
-                "v.jsonl:1: field `assistant_masks`: disagrees with loss_mask at position 3 (assistant_masks 2, loss_mask 0)",
-            ),
-        ];
-        for (fields, want) in cases {
-            let err = parse(&line(fields), &pool("A")).unwrap_err();
-            assert!(err.contains(want), "{fields}: {err}");
-        }
-        // agreeing conventions load, the first given is stored
-        let all =
-            parse(&line(r#""loss_mask":[0,1,1,0],"assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A"))
-                .unwrap();
-        assert_eq!((all.mask_source, all.loss_mask), ("loss_mask", vec![0, 1, 1, 0]));
-        let two = parse(&line(r#""assistant_masks":[0,1,1,0],"labels":[-100,6,7,-100]"#), &pool("A")).unwrap();
-        assert_eq!(two.mask_source, "assistant_masks");
-    }
-
-    #[test]
-    fn span_ends_are_declared_never_guessed() {
-        let line = r#"{"instance_id":"x","input_ids":[1,2,3,4],"loss_mask":[0,0,1,1],
-            "message_spans":[{"index":0,"role":"user","start":0,"end":1},{"index":1,"role":"assistant","start":2,"end":3}]}"#;
-        let err = parse(line, &pool("A")).unwrap_err();
-        assert!(err.contains("field `span_end`"), "{err}");
-        let inclusive = parse(line, &ViewOptions { span_end: Some(SpanEnd::Inclusive), ..pool("A") }).unwrap();
-        assert_eq!(inclusive.spans[1], (1, "assistant".to_string(), 2, 4));
-        let exclusive =
-            parse(&line.replace("\"loss_mask\"", "\"span_end\":\"exclusive\",\"loss_mask\""), &pool("A")).unwrap();
-        assert_eq!(exclusive.spans[1], (1, "assistant".to_string(), 2, 3));
-    }
-
-    #[test]
-    fn runs_and_families() {
-        assert_eq!(supervised_runs(&[0, 1, 1, 0, 1, 2, 1]), vec![(1, 3), (4, 5), (6, 7)]);
-        assert_eq!(supervised_runs(&[]), vec![]);
-    }
-}
+mod tests;
