@@ -145,6 +145,8 @@ fn pack_faults_by_hand() {
             "pack_ledger pool=B 0 0 not-run",
             "pack_padding_supervised pool=A 3 0 pass",
             "pack_padding_supervised pool=B 1 1 fail",
+            "pack_supervision_crosses pool=A 3 0 pass",
+            "pack_supervision_crosses pool=B 1 0 pass",
         ]
     );
     // the repeated instance also fails the contract: one instance, two token sequences
@@ -205,6 +207,17 @@ fn packing_metadata_that_disagrees_is_a_load_error() {
         ),
         (r#"{"instance_id":[],"input_ids":[1],"loss_mask":[1]}"#.to_string(), "an empty array names no instance"),
         (r#"{"instance_id":["a__b-1",""],"input_ids":[1,2],"loss_mask":[1,1],"seq_lengths":[1,1]}"#.to_string(), "field `instance_id[1]`: must not be empty"),
+        // both cumulative fields are compared
+        (row(r#""cu_seqlens":[0,2,5],"cu_seq_lens_q":[0,3,5]"#), "field `cu_seq_lens_q`: names the conversations [0,3) [3,5), cu_seqlens names [0,2) [2,5)"),
+        // a packed row's mask must cover its ids to be cut
+        (r#"{"instance_id":"a__b-1","input_ids":[1,2,3,4,5],"loss_mask":[0,1,0,1,1,1],"seq_lengths":[2,3]}"#.to_string(), "field `loss_mask`: has 6 values, input_ids has 5"),
+        (r#"{"instance_id":"a__b-1","input_ids":[1,2,3],"labels":[-100,2],"seq_lengths":[1,2]}"#.to_string(), "field `labels`: has 2 values, input_ids has 3"),
+        (row(r#""position_ids":[0,1,-1,0,1]"#), "field `position_ids`: position_ids[2] = -1"),
+        // an array of one names one conversation, not two
+        (r#"{"instance_id":["a__b-1"],"input_ids":[1,2,3,4,5],"loss_mask":[0,1,0,1,1],"seq_lengths":[2,3]}"#.to_string(), "field `instance_id`: names 1 instance; the row has 2 conversations by seq_lengths"),
+        // a row cut into views takes its own id: a plain view may not reuse it, either order
+        (format!("{}\n{}", row(r#""view_id":"x","seq_lengths":[2,3]"#), row(r#""view_id":"x""#)), "v.jsonl:2: field `view_id`: \"x\" is already used by the view at"),
+        (format!("{}\n{}", row(r#""view_id":"x""#), row(r#""view_id":"x","seq_lengths":[2,3]"#)), "v.jsonl:2: field `view_id`: \"x\" is already used by the view at"),
     ];
     for (line, want) in cases {
         let got = load_line(&line);
@@ -214,4 +227,89 @@ fn packing_metadata_that_disagrees_is_a_load_error() {
     assert_eq!(load_line(&row(r#""seq_lengths":[2,2],"position_ids":[0,1,0,1,2]"#)), "loaded");
     // an ordinary 0/1 attention mask is not packing
     assert_eq!(load_line(&row(r#""attention_mask":[1,1,1,1,0]"#)), "loaded");
+}
+
+/// Faults a hostile read found, each by hand: the boundary field that knows padding wins,
+/// padding after one conversation is cut off and checked, the first position of a later
+/// conversation supervised, a boundary inside a conversation, a span outside every
+/// conversation kept for the contract.
+#[test]
+fn padding_first_positions_and_stray_spans_of_packed_rows() {
+    let dir = std::env::temp_dir().join(format!("sphragis-packed-faults-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("v.jsonl");
+    let spans = |s: &str| format!(r#""span_end":"exclusive","message_spans":[{s}]"#);
+    let lines = [
+        // attention_mask knows position 4 is padding; position_ids (restarting at 4) agree on
+        // the conversations before it
+        r#"{"view_id":"am","instance_id":["a__b-1","a__b-2"],"input_ids":[1,2,3,4,5],"loss_mask":[0,1,0,1,1],"attention_mask":[1,1,2,2,0],"position_ids":[0,1,0,1,0]}"#.to_string(),
+        // one conversation and two positions of padding, both supervised
+        r#"{"view_id":"one","instance_id":"c__d-1","input_ids":[1,2,3,4,5],"loss_mask":[0,1,0,1,1],"seq_lengths":[3]}"#.to_string(),
+        // conversation 1 opens supervised: its first target is scored from conversation 0
+        r#"{"view_id":"first","instance_id":["e__f-1","e__f-2"],"input_ids":[1,2,3,4,5],"loss_mask":[0,1,1,1,1],"seq_lengths":[2,3]}"#.to_string(),
+        // messages numbered through the boundary: conversation 1 opens with message 2
+        format!(
+            r#"{{"view_id":"wrap","instance_id":["g__h-1","g__h-2"],"input_ids":[1,2,3,4,5,6],"loss_mask":[0,1,0,1,0,1],"seq_lengths":[2,4],{}}}"#,
+            spans(r#"{"index":0,"role":"user","start":0,"end":1},{"index":1,"role":"assistant","start":1,"end":2},{"index":2,"role":"user","start":2,"end":3},{"index":3,"role":"assistant","start":3,"end":6}"#)
+        ),
+        // a span starting before 0: kept in conversation 0, where the contract fails it
+        format!(
+            r#"{{"view_id":"neg","instance_id":["i__j-1","i__j-2"],"input_ids":[1,2,3,4],"loss_mask":[0,1,0,1],"seq_lengths":[2,2],{}}}"#,
+            spans(r#"{"index":0,"role":"user","start":-1,"end":1},{"index":1,"role":"assistant","start":1,"end":2},{"index":0,"role":"user","start":2,"end":3},{"index":1,"role":"assistant","start":3,"end":4}"#)
+        ),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load(&conn, &file, &ViewOptions { pool: Some("P".into()), ..ViewOptions::default() }, &mut |_| {}).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let views: Vec<Vec<String>> =
+        rows(&conn, "select format('{} {} {}', view_id, input_ids, loss_mask) from sft_views order by view_id");
+    let views: Vec<String> = views.into_iter().map(|mut r| r.remove(0)).collect();
+    assert_eq!(
+        views,
+        [
+            "am#0 [1, 2] [0, 1]",
+            "am#1 [3, 4] [0, 1]",
+            "first#0 [1, 2] [0, 1]",
+            "first#1 [3, 4, 5] [1, 1, 1]",
+            "neg#0 [1, 2] [0, 1]",
+            "neg#1 [3, 4] [0, 1]",
+            // the padding is in no view
+            "one#0 [1, 2, 3] [0, 1, 0]",
+            "wrap#0 [1, 2] [0, 1]",
+            "wrap#1 [3, 4, 5, 6] [0, 1, 0, 1]",
+        ]
+    );
+    let packs: Vec<Vec<String>> = rows(
+        &conn,
+        "select format('{} {} units={} pad={} padsup={} unplaced={} continuing={} first={} sup={} off={}', pack_id,
+                       boundary_source, n_units, n_padding, padding_supervised, spans_unplaced, spans_continuing,
+                       first_supervised, supervised, off_turns)
+         from sft_packs_v1 order by pack_id",
+    );
+    let packs: Vec<String> = packs.into_iter().map(|mut r| r.remove(0)).collect();
+    assert_eq!(
+        packs,
+        [
+            "am attention_mask units=2 pad=1 padsup=1 unplaced=0 continuing=0 first=0 sup=3 off=false",
+            "first seq_lengths units=2 pad=0 padsup=0 unplaced=0 continuing=0 first=1 sup=4 off=false",
+            "neg seq_lengths units=2 pad=0 padsup=0 unplaced=1 continuing=0 first=0 sup=2 off=true",
+            "one seq_lengths units=1 pad=2 padsup=2 unplaced=0 continuing=0 first=0 sup=3 off=false",
+            "wrap seq_lengths units=2 pad=0 padsup=0 unplaced=0 continuing=1 first=0 sup=3 off=true",
+        ]
+    );
+    let failing: Vec<Vec<String>> = rows(
+        &conn,
+        "select format('{} {}/{}', check_name, failing, tested) from check_findings_at_v1(null, 'left')
+         where check_name like 'pack_%' and status in ('fail', 'warn') order by check_name",
+    );
+    let failing: Vec<String> = failing.into_iter().map(|mut r| r.remove(0)).collect();
+    assert_eq!(
+        failing,
+        ["pack_boundaries_off_turns 2/5", "pack_padding_supervised 2/5", "pack_supervision_crosses 1/5"]
+    );
+    // the span before 0 fails the contract on the conversation that keeps it
+    let spans_failing: Vec<Vec<String>> =
+        rows(&conn, "select view_id from sft_contract_failures_v1 where check_name = 'spans' order by view_id");
+    assert_eq!(spans_failing, [["neg#0".to_string()]]);
 }

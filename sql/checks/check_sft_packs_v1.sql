@@ -9,10 +9,15 @@
 --     isolation count the others under the first's instance; of the pool's packed rows (not
 --     run: no packed row).
 --   pack_boundaries_off_turns (warn; failing > 0): packed rows whose spans restart where no
---     conversation starts, run past their conversation or start in padding, or whose
---     position_ids jump; of the packed rows.
+--     conversation starts, run past their conversation or start outside every conversation,
+--     whose later conversation opens with a message other than 0 (a boundary inside a
+--     conversation), or whose position_ids jump; of the packed rows (cut at boundaries: two
+--     or more conversations, or padding).
 --   pack_padding_supervised (error; failing > 0): packed rows that supervise padding (a
 --     position in no conversation); of the packed rows.
+--   pack_supervision_crosses (error; failing > 0): packed rows supervising the first
+--     position of a later conversation, whose target is scored from the last position of
+--     the conversation before (HF's DataCollatorWithFlattening masks it); of the packed rows.
 --   pack_ledger (error; failing > 0): packed rows whose claimed n_tokens / n_supervised
 --     are not the row's; of the packed rows that claim them (not run: none does).
 -- Grain key: check_name, scope.
@@ -24,6 +29,7 @@ with names(check_name, severity) as (
            ('pack_instances_unattributed', 'error'),
            ('pack_boundaries_off_turns', 'warn'),
            ('pack_padding_supervised', 'error'),
+           ('pack_supervision_crosses', 'error'),
            ('pack_ledger', 'error')
 ),
 pools as (
@@ -39,12 +45,13 @@ rows_with_spans as (
 packs as (
     select pool,
            count(*) filter (where attention_crosses) as attention_crosses,
-           count(*) filter (where n_units > 1) as packed,
-           count(*) filter (where n_units > 1 and instances_unattributed) as unattributed,
-           count(*) filter (where n_units > 1 and off_turns) as off_turns,
-           count(*) filter (where n_units > 1 and padding_supervised > 0) as padding_supervised,
-           count(*) filter (where n_units > 1 and ledger_differs is not null) as claimed,
-           count(*) filter (where n_units > 1 and ledger_differs) as ledger_differs
+           count(*) filter (where cut) as packed,
+           count(*) filter (where cut and instances_unattributed) as unattributed,
+           count(*) filter (where cut and off_turns) as off_turns,
+           count(*) filter (where cut and padding_supervised > 0) as padding_supervised,
+           count(*) filter (where cut and first_supervised > 0) as first_supervised,
+           count(*) filter (where cut and ledger_differs is not null) as claimed,
+           count(*) filter (where cut and ledger_differs) as ledger_differs
     from sft_packs_v1
     group by pool
 ),
@@ -56,6 +63,7 @@ figures as (
            coalesce(k.unattributed, 0) as unattributed,
            coalesce(k.off_turns, 0) as off_turns,
            coalesce(k.padding_supervised, 0) as padding_supervised,
+           coalesce(k.first_supervised, 0) as first_supervised,
            coalesce(k.claimed, 0) as claimed,
            coalesce(k.ledger_differs, 0) as ledger_differs
     from pools as p
@@ -74,6 +82,7 @@ per_pool as (
                when 'pack_instances_unattributed' then f.unattributed
                when 'pack_boundaries_off_turns' then f.off_turns
                when 'pack_padding_supervised' then f.padding_supervised
+               when 'pack_supervision_crosses' then f.first_supervised
                when 'pack_ledger' then f.ledger_differs
            end::bigint as failing,
            f.q
@@ -95,10 +104,11 @@ select
     format('select * from sft_packs_v1 where pool = ''{}'' and {}', q,
            case check_name
                when 'pack_attention_crosses' then 'attention_crosses'
-               when 'pack_instances_unattributed' then 'n_units > 1 and instances_unattributed'
-               when 'pack_boundaries_off_turns' then 'n_units > 1 and off_turns'
-               when 'pack_padding_supervised' then 'n_units > 1 and padding_supervised > 0'
-               when 'pack_ledger' then 'n_units > 1 and ledger_differs'
+               when 'pack_instances_unattributed' then 'cut and instances_unattributed'
+               when 'pack_boundaries_off_turns' then 'cut and off_turns'
+               when 'pack_padding_supervised' then 'cut and padding_supervised > 0'
+               when 'pack_supervision_crosses' then 'cut and first_supervised > 0'
+               when 'pack_ledger' then 'cut and ledger_differs'
            end) as drill_down
 from per_pool
 union all

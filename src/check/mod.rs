@@ -456,6 +456,7 @@ pub const CHECKS: &[CheckInfo] = checks![
     "pack_instances_unattributed", "sft", "check_sft_packs_v1", "packed rows naming fewer instances than conversations";
     "pack_boundaries_off_turns", "sft", "check_sft_packs_v1", "packed rows whose boundaries do not match their message spans or positions";
     "pack_padding_supervised", "sft", "check_sft_packs_v1", "packed rows that supervise padding";
+    "pack_supervision_crosses", "sft", "check_sft_packs_v1", "packed rows supervising a conversation's first position, scored from the one before";
     "pack_ledger", "sft", "check_sft_packs_v1", "packed rows whose claimed counts differ from the row's";
     "trains_nothing_after_truncation", "sft", "check_sft_truncation_at_v1", "training views that train nothing once truncated";
     "final_report_lost_after_truncation", "sft", "check_sft_truncation_at_v1", "training views whose supervised final report truncation cuts";

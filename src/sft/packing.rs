@@ -32,8 +32,8 @@ use std::path::Path;
 #[derive(Debug, Default)]
 pub struct Boundaries {
     pub seq_lengths: Option<Vec<i32>>,
-    /// `(field name as given, values)`: `cu_seqlens` or `cu_seq_lens_q`.
-    pub cu_seqlens: Option<(&'static str, Vec<i32>)>,
+    pub cu_seqlens: Option<Vec<i32>>,
+    pub cu_seq_lens_q: Option<Vec<i32>>,
     pub position_ids: Option<Vec<i32>>,
     pub attention_mask: Option<Vec<i32>>,
 }
@@ -53,6 +53,9 @@ pub struct Pack {
     pub span_restarts: i32,
     pub spans_crossing: i32,
     pub spans_unplaced: i32,
+    /// Conversations after the first whose first span is not message 0 (a boundary
+    /// inside a conversation, as "wrapped" packing cuts).
+    pub spans_continuing: i32,
     pub position_jumps: i32,
     pub claimed_tokens: Option<i64>,
     pub claimed_supervised: Option<i64>,
@@ -128,6 +131,9 @@ fn from_positions(positions: &[i32], n: usize) -> Result<(Units, i32), String> {
     let mut starts: Vec<usize> = Vec::new();
     let mut jumps = 0;
     for (i, p) in positions.iter().enumerate() {
+        if *p < 0 {
+            return Err(format!("position_ids[{i}] = {p}: positions are 0 or more"));
+        }
         if *p == 0 {
             starts.push(i);
         } else if i > 0 && *p != positions[i - 1].wrapping_add(1) {
@@ -180,21 +186,24 @@ fn is_segment_ids(mask: &[i32]) -> bool {
 /// The row's conversations from every boundary field given, checked to agree; with the
 /// field read first and the position jumps. `None`: no boundary field.
 fn units_of(b: &Boundaries, n: usize) -> Result<Option<Found>, (&'static str, String)> {
+    // the fields that can tell padding first: the first given is the boundary source
     let mut found: Vec<(&'static str, Units)> = Vec::new();
     let mut jumps = 0;
     if let Some(l) = &b.seq_lengths {
         found.push(("seq_lengths", from_lengths(l, n, "seq_lengths").map_err(|e| ("seq_lengths", e))?));
     }
-    if let Some((field, cu)) = &b.cu_seqlens {
-        found.push((field, from_cumulative(cu, n, field).map_err(|e| (*field, e))?));
+    for (field, cu) in [("cu_seqlens", &b.cu_seqlens), ("cu_seq_lens_q", &b.cu_seq_lens_q)] {
+        if let Some(cu) = cu {
+            found.push((field, from_cumulative(cu, n, field).map_err(|e| (field, e))?));
+        }
+    }
+    if let Some(m) = b.attention_mask.as_ref().filter(|m| is_segment_ids(m)) {
+        found.push(("attention_mask", from_segments(m, n).map_err(|e| ("attention_mask", e))?));
     }
     if let Some(p) = &b.position_ids {
         let (units, j) = from_positions(p, n).map_err(|e| ("position_ids", e))?;
         jumps = j;
         found.push(("position_ids", units));
-    }
-    if let Some(m) = b.attention_mask.as_ref().filter(|m| is_segment_ids(m)) {
-        found.push(("attention_mask", from_segments(m, n).map_err(|e| ("attention_mask", e))?));
     }
     let Some((first, units)) = found.first() else {
         return Ok(None);
@@ -235,8 +244,10 @@ pub fn split(
     line: u64,
     mut view: View,
     boundaries: &Boundaries,
-    instance_ids: Vec<String>,
+    instance_ids: InstanceIds,
 ) -> Result<Vec<View>, InputError> {
+    let listed = instance_ids.1;
+    let instance_ids = instance_ids.0;
     let err = |field: &str, msg: String| InputError::at(path, Some(line), Some(field), msg);
     let n = view.input_ids.len();
     let found = units_of(boundaries, n).map_err(|(field, e)| err(field, e))?;
@@ -244,7 +255,7 @@ pub fn split(
         Some((source, units, jumps)) => (Some(source), units, jumps),
         None => (None, vec![(0, n)], 0),
     };
-    if instance_ids.len() > 1 && instance_ids.len() != units.len() {
+    if listed && instance_ids.len() != units.len() {
         let how = source.map_or(
             "no packing metadata (seq_lengths, cu_seqlens, position_ids or attention_mask segment ids)".to_string(),
             |s| format!("{} conversations by {s}", units.len()),
@@ -252,8 +263,9 @@ pub fn split(
         return Err(err(
             "instance_id",
             format!(
-                "names {} instances; the row has {how}: give one instance id per packed conversation",
-                instance_ids.len()
+                "names {} instance{}; the row has {how}: give one instance id per packed conversation",
+                instance_ids.len(),
+                if instance_ids.len() == 1 { "" } else { "s" }
             ),
         ));
     }
@@ -268,8 +280,33 @@ pub fn split(
         last_index = Some(*index);
     }
     let covered: usize = units.iter().map(|(s, e)| e - s).sum();
-    let padding_supervised =
-        (0..view.loss_mask.len()).filter(|i| view.loss_mask[*i] == 1 && unit_of(*i as i64).is_none() && *i < n).count();
+    let cut = units.len() > 1 || covered < n;
+    if cut && view.loss_mask.len() != n {
+        let field = if view.mask_source.starts_with("labels") { "labels" } else { view.mask_source };
+        return Err(err(
+            field,
+            format!(
+                "has {} values, input_ids has {n}: a packed row is cut at its boundaries, so its mask must cover its ids",
+                view.loss_mask.len()
+            ),
+        ));
+    }
+    // positions in no conversation (none without packing metadata: the hot path pays nothing)
+    let padding_supervised = if covered == n {
+        0
+    } else {
+        let mut gaps = Vec::new();
+        let mut at = 0;
+        for (s, e) in &units {
+            gaps.push((at, *s));
+            at = *e;
+        }
+        gaps.push((at, n));
+        let mask = &view.loss_mask;
+        gaps.iter()
+            .map(|(s, e)| mask[(*s).min(mask.len())..(*e).min(mask.len())].iter().filter(|v| **v == 1).count())
+            .sum()
+    };
     let mut pack = Pack {
         pack_id: view.view_id.clone(),
         boundary_source: source,
@@ -281,17 +318,18 @@ pub fn split(
         span_restarts: restarts,
         spans_crossing: 0,
         spans_unplaced: 0,
+        spans_continuing: 0,
         position_jumps: jumps,
         claimed_tokens: view.claimed_tokens,
         claimed_supervised: view.claimed_supervised,
         record: view.record,
     };
-    if units.len() < 2 {
+    if !cut {
         let first = instance_ids.into_iter().next();
         if let Some(id) = first {
             view.instance_id = id;
         }
-        if restarts > 0 || jumps > 0 || pack.padding_supervised > 0 {
+        if restarts > 0 || jumps > 0 {
             view.pack = Some(PackUnit {
                 pack_id: view.view_id.clone(),
                 index: 0,
@@ -305,23 +343,27 @@ pub fn split(
     }
     let mut spans: Vec<Vec<(i64, String, i64, i64)>> = vec![Vec::new(); units.len()];
     for (index, role, start, end) in std::mem::take(&mut view.spans) {
-        match unit_of(start) {
-            Some(u) => {
-                let (s, e) = units[u];
-                if end > e as i64 {
-                    pack.spans_crossing += 1;
-                }
-                spans[u].push((index, role, start - s as i64, end - s as i64));
-            }
-            None => pack.spans_unplaced += 1,
+        // a span outside every conversation (in padding, before 0, past the ids) is kept
+        // in the conversation before it (the first for a negative start), where the
+        // contract's spans check fails it, and counted
+        let u = unit_of(start).unwrap_or_else(|| {
+            pack.spans_unplaced += 1;
+            units.iter().rposition(|(s, _)| (*s as i64) <= start).unwrap_or(0)
+        });
+        let (s, e) = units[u];
+        if unit_of(start).is_some() && end > e as i64 {
+            pack.spans_crossing += 1;
         }
+        spans[u].push((index, role, start - s as i64, end - s as i64));
     }
+    pack.spans_continuing =
+        spans.iter().skip(1).filter(|unit_spans| unit_spans.first().is_some_and(|sp| sp.0 != 0)).count() as i32;
     let row_id = view.view_id.clone();
     let mut pack = Some(Box::new(pack));
     let mut out = Vec::with_capacity(units.len());
     for (k, ((s, e), unit_spans)) in units.iter().zip(spans).enumerate() {
-        let declared = instance_ids.len() > 1 || k == 0;
-        let instance_id = if instance_ids.len() > 1 { instance_ids[k].clone() } else { view.instance_id.clone() };
+        let declared = listed || k == 0;
+        let instance_id = if listed { instance_ids[k].clone() } else { view.instance_id.clone() };
         let family = if view.family_given { view.family.clone() } else { super::family::family_of(&instance_id) };
         let m_end = (*e).min(view.loss_mask.len());
         out.push(View {
@@ -359,12 +401,12 @@ pub fn split(
 /// A view line's `instance_id`: a string, or an array of strings naming each packed
 /// conversation's instance in row order.
 #[derive(Debug, Default)]
-pub struct InstanceIds(Vec<String>);
+pub struct InstanceIds(pub Vec<String>, pub bool);
 
 impl InstanceIds {
     /// The ids, at least one (an empty array is refused as it is read).
-    pub fn into_ids(self) -> Vec<String> {
-        self.0
+    pub fn ids(&self) -> &[String] {
+        &self.0
     }
 }
 
@@ -377,7 +419,7 @@ impl<'de> serde::Deserialize<'de> for InstanceIds {
                 f.write_str("a string, or an array of strings (one per packed conversation)")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<InstanceIds, E> {
-                Ok(InstanceIds(vec![v.to_string()]))
+                Ok(InstanceIds(vec![v.to_string()], false))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<InstanceIds, A::Error> {
                 let mut ids = Vec::new();
@@ -387,7 +429,7 @@ impl<'de> serde::Deserialize<'de> for InstanceIds {
                 if ids.is_empty() {
                     return Err(serde::de::Error::custom("an empty array names no instance"));
                 }
-                Ok(InstanceIds(ids))
+                Ok(InstanceIds(ids, true))
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -407,7 +449,7 @@ pub fn append(conn: &duckdb::Connection, file_id: i32, views: &[View]) -> anyhow
         return Ok(());
     }
     let (mut pack_id, mut source) = (StringBuilder::new(), StringBuilder::new());
-    let mut ints: [Int32Builder; 10] = Default::default();
+    let mut ints: [Int32Builder; 11] = Default::default();
     let mut bigs: [Int64Builder; 2] = Default::default();
     let (mut unit_view, mut unit_pack) = (StringBuilder::new(), StringBuilder::new());
     let mut unit_ints: [Int32Builder; 3] = Default::default();
@@ -425,6 +467,7 @@ pub fn append(conn: &duckdb::Connection, file_id: i32, views: &[View]) -> anyhow
                 p.span_restarts,
                 p.spans_crossing,
                 p.spans_unplaced,
+                p.spans_continuing,
                 p.position_jumps,
                 p.record as i32,
             ];
@@ -444,8 +487,19 @@ pub fn append(conn: &duckdb::Connection, file_id: i32, views: &[View]) -> anyhow
         }
     }
     let n_packs = pack_id.len();
-    let [n_units, n_positions, n_padding, padding_supervised, instances, restarts, crossing, unplaced, jumps, record] =
-        ints.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
+    let [
+        n_units,
+        n_positions,
+        n_padding,
+        padding_supervised,
+        instances,
+        restarts,
+        crossing,
+        unplaced,
+        continuing,
+        jumps,
+        record,
+    ] = ints.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
     let [claimed_tokens, claimed_supervised] = bigs.each_mut().map(|b| Arc::new(b.finish()) as ArrayRef);
     let file_ids: ArrayRef = Arc::new(duckdb::arrow::array::Int32Array::from(vec![file_id; n_packs]));
     let batch = RecordBatch::try_from_iter(vec![
@@ -459,6 +513,7 @@ pub fn append(conn: &duckdb::Connection, file_id: i32, views: &[View]) -> anyhow
         ("span_restarts", restarts),
         ("spans_crossing", crossing),
         ("spans_unplaced", unplaced),
+        ("spans_continuing", continuing),
         ("position_jumps", jumps),
         ("claimed_tokens", claimed_tokens),
         ("claimed_supervised", claimed_supervised),
@@ -486,9 +541,9 @@ pub fn append(conn: &duckdb::Connection, file_id: i32, views: &[View]) -> anyhow
 }
 
 /// Whether the unit is a view cut from a packed row (a row kept whole for its
-/// unannounced restarts has a pack row but no unit row).
-fn is_cut(unit: &PackUnit) -> bool {
-    unit.pack.as_ref().is_none_or(|p| p.n_units > 1)
+/// unannounced restarts or position jumps has a pack row but no unit row).
+pub fn is_cut(unit: &PackUnit) -> bool {
+    unit.pack.as_ref().is_none_or(|p| p.n_units > 1 || p.n_padding > 0)
 }
 
 #[cfg(test)]

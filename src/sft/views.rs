@@ -202,12 +202,12 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
     if pool.trim().is_empty() {
         return Err(err("pool", "must not be empty".into()));
     }
-    let instance_ids = std::mem::take(&mut raw.instance_id).into_ids();
-    if let Some(i) = instance_ids.iter().position(|id| id.trim().is_empty()) {
-        let field = if instance_ids.len() > 1 { format!("instance_id[{i}]") } else { "instance_id".into() };
+    let instance_ids = std::mem::take(&mut raw.instance_id);
+    if let Some(i) = instance_ids.ids().iter().position(|id| id.trim().is_empty()) {
+        let field = if instance_ids.1 { format!("instance_id[{i}]") } else { "instance_id".into() };
         return Err(err(&field, "must not be empty".into()));
     }
-    let instance_id = instance_ids[0].clone();
+    let instance_id = instance_ids.ids()[0].clone();
     // Values are stored as 32-bit integers: refuse what would not fit rather than clamp
     // (the id, mask, label and keep_msgs arrays are refused as they are read, `Narrow`).
     if let Some(spans) = &raw.message_spans {
@@ -342,10 +342,8 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
     let record = line as i64;
     let boundaries = crate::sft::packing::Boundaries {
         seq_lengths: raw.seq_lengths.map(|v| v.values),
-        cu_seqlens: raw
-            .cu_seqlens
-            .map(|v| ("cu_seqlens", v.values))
-            .or(raw.cu_seq_lens_q.map(|v| ("cu_seq_lens_q", v.values))),
+        cu_seqlens: raw.cu_seqlens.map(|v| v.values),
+        cu_seq_lens_q: raw.cu_seq_lens_q.map(|v| v.values),
         position_ids: raw.position_ids.map(|v| v.values),
         attention_mask: raw.attention_mask.map(|v| v.values),
     };
@@ -638,21 +636,36 @@ fn load_views(
             )?;
             stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
         };
+        // the ids of rows cut into views name their pack: taken too
+        {
+            let mut stmt = conn.prepare(
+                "select p.pack_id, format('{}:{}', l.path, p.record) from sft_view_packs as p \
+                 join ingest_log as l using (file_id)",
+            )?;
+            for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+                let (id, place) = row?;
+                known.insert(id, place);
+            }
+        }
         // Stages on their own threads: read + SHA-256 (the input's read-ahead), cutting
         // lines into chunks, JSON parsing on every core, then (this thread, which owns the
         // connection) the views in file order: repeated ids, Arrow batches, appends.
         let mut seen = 0u64;
         read(path, &mut *reader, options, |view| {
             let place = format!("{}:{}", path.display(), view.record);
-            if let Some(earlier) = known.insert(view.view_id.clone(), place) {
+            // a row cut into views takes its own id too (sft_view_packs.pack_id), once
+            let pack_id = view.pack.as_ref().filter(|u| u.pack.is_some() && crate::sft::packing::is_cut(u));
+            let ids = pack_id.map(|u| u.pack_id.clone()).into_iter().chain([view.view_id.clone()]);
+            for id in ids {
+                let Some(earlier) = known.insert(id.clone(), place.clone()) else { continue };
                 return Err(InputError::at(
                     path,
                     Some(view.record as u64),
                     Some("view_id"),
                     format!(
                         "{:?} is already used by the view at {earlier}{}",
-                        view.view_id,
-                        if view.view_id.contains('\u{fffd}') {
+                        id,
+                        if id.contains('\u{fffd}') {
                             " (U+FFFD also stands for a lone surrogate escape such as \\ud83d in a view_id loaded \
                              before such ids were refused)"
                         } else {
