@@ -86,6 +86,14 @@ pub fn render_view(
             .get_ids()
             .to_vec())
     };
+    // Where message k ends when its prefix rendering parts from the whole at byte
+    // `common` and goes on with `tail`: the tokens the two renderings share.
+    let common_end = |k: usize, common: usize, tail: &str| -> Result<usize> {
+        match spans_from.common_tokens(common, tail)? {
+            Some(end) => Ok(end),
+            None => Ok(common_prefix_len(&prefix_ids(k, &[&full.text[..common], tail].concat())?, &input_ids)),
+        }
+    };
     let mut message_spans = Vec::with_capacity(messages.len());
     let mut prev = 0usize;
     // Text a tool-to-tool prefix rendering adds after its common part with the full
@@ -107,12 +115,7 @@ pub fn render_view(
                 if common < verified {
                     return Err(not_prefix_preserving(k, messages.len(), &prefix.tail, &full.text, common));
                 }
-                let end = match spans_from.common_tokens(common, &prefix.tail)? {
-                    Some(end) => end,
-                    None => {
-                        common_prefix_len(&prefix_ids(k, &[&full.text[..common], &prefix.tail].concat())?, &input_ids)
-                    }
-                };
+                let end = common_end(k, common, &prefix.tail)?;
                 open_tails.push((k, prefix.tail));
                 end
             } else if common < prefix.len
@@ -125,12 +128,7 @@ pub fn render_view(
                 // differs from the whole only by text outside every generation block that
                 // the whole ends with, so message k ends where the two part, as a
                 // tool-to-tool prefix does.
-                let end = match spans_from.common_tokens(common, &prefix.tail)? {
-                    Some(end) => end,
-                    None => {
-                        common_prefix_len(&prefix_ids(k, &[&full.text[..common], &prefix.tail].concat())?, &input_ids)
-                    }
-                };
+                let end = common_end(k, common, &prefix.tail)?;
                 close_tool_run(&mut open_tails, &[&full.text[..common], &prefix.tail].concat(), k)?;
                 verified = common;
                 end
@@ -301,17 +299,19 @@ mod tests {
         assert_eq!(supervised, vec![9, 10, 11, 21, 22, 23]);
     }
 
+    /// The thinking block for the last assistant turn only (the refusal tests below).
+    const DROPS_THINKING: &str = "{%- for m in messages %}{%- if m.role == 'assistant' %}{{- '<|im_start|>assistant\\n' }}\
+            {%- generation %}{%- if loop.last %}{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' }}{%- endif %}\
+            {{- m.content + '<|im_end|>\\n' }}{%- endgeneration %}\
+            {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}";
+
     /// A template that writes the thinking block of the last assistant turn only is
     /// refused even when the last turn repeats an earlier one word for word, so that the
     /// prefix rendering's extra text is also how the whole ends: that text is assistant
     /// output, never a closing.
     #[test]
     fn rewritten_turn_that_matches_the_last_is_still_refused() {
-        let drops_thinking = "{%- for m in messages %}{%- if m.role == 'assistant' %}{{- '<|im_start|>assistant\\n' }}\
-            {%- generation %}{%- if loop.last %}{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' }}{%- endif %}\
-            {{- m.content + '<|im_end|>\\n' }}{%- endgeneration %}\
-            {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}";
-        let t = ChatTemplate::new(drops_thinking).unwrap();
+        let t = ChatTemplate::new(DROPS_THINKING).unwrap();
         let msgs = vec![
             json!({"role": "user", "content": "hi"}),
             json!({"role": "assistant", "content": "yo", "reasoning_content": "b"}),
@@ -326,11 +326,7 @@ mod tests {
     /// assistant turn only, so an earlier turn renders differently once more follows.
     #[test]
     fn non_prefix_preserving_template_is_refused() {
-        let drops_thinking = "{%- for m in messages %}{%- if m.role == 'assistant' %}{{- '<|im_start|>assistant\\n' }}\
-            {%- generation %}{%- if loop.last %}{{- '<think>\\n' + m.reasoning_content + '\\n</think>\\n\\n' }}{%- endif %}\
-            {{- m.content + '<|im_end|>\\n' }}{%- endgeneration %}\
-            {%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}";
-        let t = ChatTemplate::new(drops_thinking).unwrap();
+        let t = ChatTemplate::new(DROPS_THINKING).unwrap();
         let msgs = vec![
             json!({"role": "user", "content": "hi"}),
             json!({"role": "assistant", "content": "yo", "reasoning_content": "b"}),
