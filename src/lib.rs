@@ -40,13 +40,13 @@
 //! - [`db`]: open a database file; [`db::migrations`] (numbered schema files with
 //!   checksums), [`db::views`] (the registry of views and table macros),
 //!   [`db::release`] (the lock of released SQL), [`db::catalogue`] (docs/views.md,
-//!   generated from the SQL files' headers).
+//!   generated from the SQL files' headers), [`db::sealed`] (the companion database that
+//!   holds the content of examples in sealed windows).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
 //!   (service accounts, windows, halves), refine into corpus versions, splits, freeze and
-//!   `verify --reproduce` ([`review::freeze`]), the sealed window's companion database
-//!   ([`review::sealed`]), label-audit items, and `diff` between two versions
+//!   `verify --reproduce` ([`review::freeze`]), label-audit items, and `diff` between two versions
 //!   ([`review::diff`]).
 //! - [`report`]: run a versioned view (or a parametrised report's table macro) and render
 //!   it as a table, CSV or JSON, stamped with what produced the rows: kind, name,
@@ -122,6 +122,7 @@ pub mod rules;
 pub mod sft;
 pub mod shell;
 pub mod show;
+pub mod table;
 
 /// The code that computed stored verdicts and stamped reports: crate version and the git
 /// commit it was built from, e.g. `sphragis 0.1.0 (git 3fb3f09a1c2d)`, with `-dirty` when

@@ -180,7 +180,7 @@ fn kill_during_load_and_refine_loses_nothing_and_leaves_nothing() {
     for delay in kill_points(length) {
         let completed = kill_after(&s, &["load", "examples", "big.jsonl"], delay);
         // killed after its commit but before sealing moved the sealed window's content to
-        // the companion (review::sealed::seal runs in its own transactions after the
+        // the companion (db::sealed::seal runs in its own transactions after the
         // load's): a read-only open refuses the file, and a writing open seals it, after
         // which it is the uninterrupted load's
         let probe = s.run(&["sql", "select 1"]);

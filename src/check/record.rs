@@ -91,12 +91,12 @@ pub fn latest_statuses(conn: &Connection) -> Result<HashMap<(String, String), St
 /// fewer than two recorded runs (the table's about says so).
 ///
 /// Errors: DuckDB rejects the query.
-pub fn changes_table(conn: &Connection) -> Result<crate::report::ReportTable> {
+pub fn changes_table(conn: &Connection) -> Result<crate::table::ReportTable> {
     let name = "check_changes_v1";
     let file = crate::db::views::find(name).ok_or_else(|| anyhow::anyhow!("{name} is not registered"))?;
     let filter = "change <> 'same'".to_string();
     let sql = format!("select * from {name} where {filter} order by all");
-    let table = crate::report::query(conn, &sql, &[])?;
+    let table = crate::table::query(conn, &sql, &[])?;
     let runs: i64 = conn.query_row("select count(*) from check_runs", [], |r| r.get(0))?;
     let about = if runs < 2 {
         format!(
@@ -105,10 +105,10 @@ pub fn changes_table(conn: &Connection) -> Result<crate::report::ReportTable> {
     } else {
         "checks whose status or figures changed between the last two recorded `sphragis check` runs".to_string()
     };
-    Ok(crate::report::ReportTable {
+    Ok(crate::table::ReportTable {
         report: "check-changes".into(),
         about,
-        stamp: Some(crate::report::Stamp {
+        stamp: Some(crate::table::Stamp {
             kind: file.kind,
             name: name.into(),
             sha256: file.sha256(),

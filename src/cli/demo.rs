@@ -120,8 +120,8 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     }
     say(format!(
         "sealed window content: {} examples kept in {}",
-        crate::review::sealed::sealed_count(&conn)?,
-        crate::review::sealed::companion_of(&db).display()
+        crate::db::sealed::sealed_count(&conn)?,
+        crate::db::sealed::companion_of(&db).display()
     ));
     let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
     for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {

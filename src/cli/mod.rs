@@ -315,7 +315,7 @@ pub fn refuse_database_as_output(db: &Path, out: &Path) -> Result<(), CliError> 
     }
     for db in &dbs {
         use crate::db::checkpoint::{journal_of, partial_of};
-        let companion = crate::review::sealed::companion_of(db);
+        let companion = crate::db::sealed::companion_of(db);
         let files = [
             (db.clone(), "the file"),
             (crate::db::wal_path(db), "the write-ahead log"),

@@ -11,6 +11,7 @@ pub mod catalogue;
 pub mod checkpoint;
 pub mod migrations;
 pub mod release;
+pub mod sealed;
 pub mod views;
 
 use anyhow::{Context, Result, bail};
@@ -83,7 +84,7 @@ fn check_database_file(path: &Path) -> Result<()> {
 
 /// Opens (creating if needed) the database at `path`, or an in-memory database for
 /// `:memory:`, migrated and with functions and views registered, and with any content
-/// left in a sealed window moved to the sealed companion (see `review::sealed`).
+/// left in a sealed window moved to the sealed companion (see `db::sealed`).
 ///
 /// Committed work reaches the file through [`checkpoint::guarded`] when the returned
 /// [`Database`] is dropped; DuckDB's own checkpoints are off on it ([`checkpoint::configure`]).
@@ -106,7 +107,7 @@ pub fn open(path: &Path) -> Result<Database> {
     let conn = Database { conn };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
     // a load stopped after its commit but before its seal left sealed-window content here
-    let moved = crate::review::sealed::seal(&conn)
+    let moved = sealed::seal(&conn)
         .with_context(|| format!("{}: moving sealed-window content to the sealed companion", path.display()))?;
     if moved > 0 {
         // rare (a stopped load, or another client's rows) and the user was told to run a
@@ -218,7 +219,7 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
     .map_err(|e| open_error(path, e, true))?;
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
     views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
-    crate::review::sealed::refuse_unsealed(&conn, path)?;
+    sealed::refuse_unsealed(&conn, path)?;
     crate::rules::udf::register_all(&conn)?;
     Ok(conn)
 }

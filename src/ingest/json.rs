@@ -11,6 +11,10 @@ use serde_json::value::RawValue;
 use std::io::BufRead;
 use std::path::Path;
 
+/// The UTF-8 byte-order mark, skipped at the start of a document (and refused later in a
+/// JSON-lines file, as Python's `json.loads` refuses it).
+pub const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// How a JSON input is laid out, from its first non-blank byte.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Container {
@@ -35,8 +39,8 @@ pub fn peek_container(reader: &mut impl BufRead) -> std::io::Result<(Option<Cont
         if buf.is_empty() {
             return Ok((None, lines));
         }
-        if first && buf.starts_with(super::read::BOM) {
-            reader.consume(super::read::BOM.len());
+        if first && buf.starts_with(BOM) {
+            reader.consume(BOM.len());
             first = false;
             continue;
         }
@@ -95,7 +99,7 @@ pub fn for_each_line_from(
         line_no += 1;
         // the file's own mark (skipped by the input layer; a text given directly may hold it)
         let bytes = if line_no == 1 { strip_bom(&buf) } else { &buf[..] };
-        if bytes.starts_with(super::read::BOM) {
+        if bytes.starts_with(BOM) {
             return Err(InputError::at(
                 path,
                 Some(line_no),
@@ -130,7 +134,7 @@ pub fn for_each_line_from(
 
 /// `bytes` without a leading UTF-8 byte-order mark.
 pub fn strip_bom(bytes: &[u8]) -> &[u8] {
-    bytes.strip_prefix(super::read::BOM).unwrap_or(bytes)
+    bytes.strip_prefix(BOM).unwrap_or(bytes)
 }
 
 /// Decodes a whole document as UTF-8 (after a byte-order mark, if any), naming the line

@@ -14,8 +14,6 @@ use std::path::{Path, PathBuf};
 /// Bytes per chunk read ahead.
 pub const CHUNK: usize = 1 << 20;
 const QUEUE: usize = 4;
-/// The UTF-8 byte-order mark.
-pub const BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// A reader that reads `inner` ahead on its own thread, hashing each chunk there, and
 /// hands the chunks over through a bounded channel. The loader's parse runs on the
@@ -167,8 +165,8 @@ impl Input {
     pub fn from_reader<R: Read + Send + 'static>(path: &Path, inner: R) -> io::Result<Input> {
         let mut reader = BufReader::with_capacity(1 << 16, ReadAhead::spawn(inner));
         let head = reader.fill_buf()?;
-        if head.starts_with(BOM) {
-            reader.consume(BOM.len());
+        if head.starts_with(super::json::BOM) {
+            reader.consume(super::json::BOM.len());
         }
         Ok(Input { path: path.to_path_buf(), reader })
     }

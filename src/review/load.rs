@@ -31,7 +31,7 @@ pub fn load(
         anyhow::bail!("--org must not be empty");
     }
     if kind != InputKind::Labels {
-        super::sealed::check_companion(conn)?;
+        crate::db::sealed::check_companion(conn)?;
     }
     let options = org.map(|o| serde_json::json!({ "org": o }).to_string());
     let outcome = ingest::load_file(conn, path, kind, options.as_deref(), |conn, file_id, reader| {
@@ -98,7 +98,7 @@ pub fn load(
     })?;
     // Examples or windows arrived: move content that falls in a sealed window out of the main file.
     if kind != InputKind::Labels {
-        super::sealed::seal(conn)
+        crate::db::sealed::seal(conn)
             .with_context(|| format!("{}: loaded; sealing its sealed-window content", path.display()))?;
     }
     Ok(outcome)

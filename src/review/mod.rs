@@ -18,6 +18,5 @@ pub mod labels;
 pub mod load;
 pub mod model;
 pub mod refine;
-pub mod sealed;
 pub mod splits;
 pub mod store;

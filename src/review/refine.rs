@@ -197,8 +197,8 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
     let rule_list = format!("[{}]::varchar[]", rules.iter().map(|r| format!("'{r}'")).collect::<Vec<_>>().join(", "));
     // Verdicts need the content of sealed examples too (counts include them): seal what is
     // pending, then read content through views that reach into the companion.
-    crate::review::sealed::seal(conn)?;
-    crate::review::sealed::with_content(conn, true, || {
+    crate::db::sealed::seal(conn)?;
+    crate::db::sealed::with_content(conn, true, || {
         crate::db::in_transaction(conn, || -> Result<RefineSummary> {
             conn.execute("delete from refine_comments where version = ?", [name])?;
             conn.execute("delete from refine_examples where version = ?", [name])?;

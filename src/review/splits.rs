@@ -273,7 +273,7 @@ pub fn examples(
         );
     }
     if sealed {
-        let mut table = crate::review::sealed::with_content(conn, true, || {
+        let mut table = crate::db::sealed::with_content(conn, true, || {
             query(conn, SPLIT_EXAMPLES_UNSEALED_SQL, &[version, org, split])
         })?;
         table.report = "examples".into();

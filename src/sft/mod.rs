@@ -19,7 +19,6 @@ pub mod family;
 pub mod formats;
 pub mod heuristics;
 pub mod outcomes;
-pub mod packing;
 pub mod pools;
 pub mod render;
 pub mod schema;

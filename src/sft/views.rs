@@ -84,6 +84,7 @@ struct RawLedger {
 }
 
 mod narrow;
+pub mod packing;
 use narrow::{Narrow, NarrowInt};
 
 /// The fields that name a view, its instance, its pool and its repository family (the
@@ -99,7 +100,7 @@ struct RawView {
     view_id: Option<TextOrNumber>,
     #[serde(default)]
     pool: Option<String>,
-    instance_id: crate::sft::packing::InstanceIds,
+    instance_id: packing::InstanceIds,
     #[serde(default)]
     family: Option<String>,
     input_ids: Narrow<i32>,
@@ -129,7 +130,7 @@ struct RawView {
     source_path: Option<String>,
     #[serde(default)]
     origin: Option<crate::ingest::json::UniqueKeys>,
-    // packing metadata (crate::sft::packing)
+    // packing metadata (the packing module)
     #[serde(default)]
     seq_lengths: Option<Narrow<i32>>,
     #[serde(default)]
@@ -167,8 +168,8 @@ pub struct View {
     pub origin: Option<String>,
     pub record: i64,
     /// Where the view sits in its packed row, when it was cut from one (or its row's
-    /// spans restart unannounced): [`crate::sft::packing`].
-    pub pack: Option<crate::sft::packing::PackUnit>,
+    /// spans restart unannounced): [`packing`].
+    pub pack: Option<packing::PackUnit>,
 }
 
 pub use super::family::family_of;
@@ -340,7 +341,7 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
     }
     let ledger = raw.ledger.unwrap_or(RawLedger { n_tokens: None, n_supervised: None });
     let record = line as i64;
-    let boundaries = crate::sft::packing::Boundaries {
+    let boundaries = packing::Boundaries {
         seq_lengths: raw.seq_lengths.map(|v| v.values),
         cu_seqlens: raw.cu_seqlens.map(|v| v.values),
         cu_seq_lens_q: raw.cu_seq_lens_q.map(|v| v.values),
@@ -369,7 +370,7 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
         record,
         pack: None,
     };
-    crate::sft::packing::split(path, line, view, &boundaries, instance_ids)
+    packing::split(path, line, view, &boundaries, instance_ids)
 }
 
 /// Buffers views and writes them as Arrow record batches through the appender: the views
@@ -523,7 +524,7 @@ impl<'conn> ViewWriter<'conn> {
             runs.append_record_batch(batch)?;
             runs.flush()?;
         }
-        crate::sft::packing::append(self.conn, self.file_id, &views)?;
+        packing::append(self.conn, self.file_id, &views)?;
         self.written += views.len() as i64;
         Ok(())
     }
@@ -654,7 +655,7 @@ fn load_views(
         read(path, &mut *reader, options, |view| {
             let place = format!("{}:{}", path.display(), view.record);
             // a row cut into views takes its own id too (sft_view_packs.pack_id), once
-            let pack_id = view.pack.as_ref().filter(|u| u.pack.is_some() && crate::sft::packing::is_cut(u));
+            let pack_id = view.pack.as_ref().filter(|u| u.pack.is_some() && packing::is_cut(u));
             let ids = pack_id.map(|u| u.pack_id.clone()).into_iter().chain([view.view_id.clone()]);
             for id in ids {
                 let Some(earlier) = known.insert(id.clone(), place.clone()) else { continue };

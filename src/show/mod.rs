@@ -270,7 +270,7 @@ pub fn load(conn: &Connection, view_id: &str, options: &MaskOptions) -> Result<M
         .collect::<duckdb::Result<Vec<_>>>()
         .context("show view step sql/steps/mask_view_failures.sql")?
     };
-    let literal = crate::report::sql_literal(view_id);
+    let literal = crate::table::sql_literal(view_id);
     let stamps = vec![
         format!("macro {POSITIONS_MACRO} sha256 {} args ({literal})", definition_sha256(POSITIONS_MACRO)),
         format!("view {FAILURES_VIEW} sha256 {} where view_id = {literal}", definition_sha256(FAILURES_VIEW)),

@@ -24,7 +24,7 @@
 //! A row with no boundaries whose message spans restart at index 0 is kept whole and
 //! recorded too: its conversations attended to each other.
 
-use super::views::View;
+use super::View;
 use crate::ingest::InputError;
 use std::path::Path;
 
@@ -364,7 +364,7 @@ pub fn split(
     for (k, ((s, e), unit_spans)) in units.iter().zip(spans).enumerate() {
         let declared = listed || k == 0;
         let instance_id = if listed { instance_ids[k].clone() } else { view.instance_id.clone() };
-        let family = if view.family_given { view.family.clone() } else { super::family::family_of(&instance_id) };
+        let family = if view.family_given { view.family.clone() } else { crate::sft::family::family_of(&instance_id) };
         let m_end = (*e).min(view.loss_mask.len());
         out.push(View {
             view_id: format!("{row_id}#{k}"),

@@ -1,0 +1,204 @@
+//! A query's result as typed cells, with the stamp of what produced its rows.
+//!
+//! The layer below reports, checks and `show`: [`query`] runs SQL through Arrow into a
+//! [`ReportTable`] of [`Cell`]s; [`crate::report`] binds names to versioned views, stamps
+//! the tables it runs and renders them. Kept apart so that the check layer and the mask
+//! viewer can query without depending on the report layer that presents them.
+
+use crate::db::views::SqlKind;
+use anyhow::{Result, bail};
+use duckdb::Connection;
+
+/// One cell of a result, typed enough for JSON; everything else is formatted text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Text(String),
+    /// A list column's value (e.g. `pools`): a JSON array in JSON, `[a, b]` in text.
+    List(Vec<Cell>),
+}
+
+/// Where a table's rows came from: the view or table macro, its SHA-256, the arguments
+/// and filter it was run with, and the exact SQL that produced the rows. A stock DuckDB
+/// client that runs [`Stamp::query`] on the same file gets the same rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamp {
+    /// View or table macro.
+    pub kind: SqlKind,
+    /// The versioned name, e.g. `refine_removals_v1` or `sft_budget_at_v1`.
+    pub name: String,
+    /// SHA-256 of its SQL file (CRLF → LF), as recorded in `sph_views`.
+    pub sha256: String,
+    /// A macro's arguments as SQL literals in parameter order, e.g. `[8], [500]`.
+    pub arguments: Option<String>,
+    /// The row filter applied, e.g. `version = 'v3'`.
+    pub filter: Option<String>,
+    /// The statement that produced the rows, e.g.
+    /// `select * from refine_removals_v1 where version = 'v3' order by all`.
+    pub query: String,
+}
+
+/// The result of running a report: the rows with their provenance.
+///
+/// A table built by [`run`] or [`run_with`] carries a [`Stamp`] and its rows are exactly
+/// what the stamp's query returned; a table from [`query`] (ad-hoc SQL) has none and
+/// cannot be written as a report file.
+#[derive(Debug, Clone)]
+pub struct ReportTable {
+    pub report: String,
+    pub about: String,
+    /// `None` for ad-hoc queries.
+    pub stamp: Option<Stamp>,
+    pub columns: Vec<String>,
+    pub rows: Vec<Vec<Cell>>,
+}
+
+/// A SQL string literal: `'` doubled.
+pub fn sql_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Runs a query with string parameters and collects its result through Arrow, so every
+/// DuckDB type renders (nested types, blobs and intervals as Arrow formats them).
+///
+/// Errors: an empty query, or DuckDB rejects it.
+pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTable> {
+    if sql.trim().is_empty() {
+        bail!("the query is empty");
+    }
+    let mut stmt = conn.prepare(sql)?;
+    let arrow = stmt.query_arrow(duckdb::params_from_iter(params.iter()))?;
+    let schema = arrow.get_schema();
+    let columns: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let mut rows = Vec::new();
+    for batch in arrow {
+        for r in 0..batch.num_rows() {
+            let row = batch.columns().iter().map(|array| cell_at(array.as_ref(), r)).collect::<Result<Vec<_>>>()?;
+            rows.push(row);
+        }
+    }
+    Ok(ReportTable { report: String::new(), about: String::new(), stamp: None, columns, rows })
+}
+
+/// The cell at row `r` of an Arrow column: booleans, integers (DuckDB's HUGEINT sums,
+/// carried as scale-0 decimals, when they fit in 64 bits), floats and strings typed;
+/// lists (DuckDB `LIST`, e.g. `pools`) as [`Cell::List`] of their elements; every other
+/// type (timestamps, decimals, structs, blobs, intervals) as the text Arrow formats.
+fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
+    use duckdb::arrow::array::AsArray;
+    use duckdb::arrow::datatypes::{
+        DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
+        UInt16Type, UInt32Type, UInt64Type,
+    };
+    use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
+    if array.is_null(r) || *array.data_type() == DataType::Null {
+        return Ok(Cell::Null);
+    }
+    Ok(match array.data_type() {
+        DataType::Boolean => Cell::Bool(array.as_boolean().value(r)),
+        DataType::Int8 => Cell::Int(array.as_primitive::<Int8Type>().value(r).into()),
+        DataType::Int16 => Cell::Int(array.as_primitive::<Int16Type>().value(r).into()),
+        DataType::Int32 => Cell::Int(array.as_primitive::<Int32Type>().value(r).into()),
+        DataType::Int64 => Cell::Int(array.as_primitive::<Int64Type>().value(r)),
+        DataType::UInt8 => Cell::UInt(array.as_primitive::<UInt8Type>().value(r).into()),
+        DataType::UInt16 => Cell::UInt(array.as_primitive::<UInt16Type>().value(r).into()),
+        DataType::UInt32 => Cell::UInt(array.as_primitive::<UInt32Type>().value(r).into()),
+        DataType::UInt64 => Cell::UInt(array.as_primitive::<UInt64Type>().value(r)),
+        DataType::Float32 => Cell::Float(array.as_primitive::<Float32Type>().value(r).into()),
+        DataType::Float64 => Cell::Float(array.as_primitive::<Float64Type>().value(r)),
+        DataType::Utf8 => Cell::Text(array.as_string::<i32>().value(r).to_string()),
+        DataType::LargeUtf8 => Cell::Text(array.as_string::<i64>().value(r).to_string()),
+        DataType::Utf8View => Cell::Text(array.as_string_view().value(r).to_string()),
+        DataType::Decimal128(_, 0) => {
+            let v = array.as_primitive::<Decimal128Type>().value(r);
+            i64::try_from(v).map_or_else(|_| Cell::Text(v.to_string()), Cell::Int)
+        }
+        DataType::List(_) => {
+            let items = array.as_list::<i32>().value(r);
+            Cell::List((0..items.len()).map(|i| cell_at(items.as_ref(), i)).collect::<Result<_>>()?)
+        }
+        DataType::LargeList(_) => {
+            let items = array.as_list::<i64>().value(r);
+            Cell::List((0..items.len()).map(|i| cell_at(items.as_ref(), i)).collect::<Result<_>>()?)
+        }
+        DataType::Timestamp(unit, None) => {
+            use duckdb::arrow::datatypes::{
+                TimeUnit, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+                TimestampSecondType,
+            };
+            use duckdb::arrow::temporal_conversions::as_datetime;
+            let at = match unit {
+                TimeUnit::Second => {
+                    as_datetime::<TimestampSecondType>(array.as_primitive::<TimestampSecondType>().value(r))
+                }
+                TimeUnit::Millisecond => {
+                    as_datetime::<TimestampMillisecondType>(array.as_primitive::<TimestampMillisecondType>().value(r))
+                }
+                TimeUnit::Microsecond => {
+                    as_datetime::<TimestampMicrosecondType>(array.as_primitive::<TimestampMicrosecondType>().value(r))
+                }
+                TimeUnit::Nanosecond => {
+                    as_datetime::<TimestampNanosecondType>(array.as_primitive::<TimestampNanosecondType>().value(r))
+                }
+            };
+            match at {
+                Some(at) => Cell::Text(iso_timestamp(at)),
+                None => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
+            }
+        }
+        _ => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
+    })
+}
+
+/// A timestamp without time zone in ISO 8601 form, the way Python's
+/// `datetime.isoformat()` writes it (so a stock DuckDB client's value compares as text):
+/// no fraction when it is a whole second, six digits when it is whole microseconds, nine
+/// otherwise. Arrow's own formatter picks 3, 6 or 9 digits, so `.100000` came out as `.100`.
+fn iso_timestamp(at: chrono::NaiveDateTime) -> String {
+    use chrono::Timelike;
+    let nanos = at.nanosecond();
+    let format = match nanos {
+        0 => "%Y-%m-%dT%H:%M:%S",
+        n if n % 1000 == 0 => "%Y-%m-%dT%H:%M:%S%.6f",
+        _ => "%Y-%m-%dT%H:%M:%S%.9f",
+    };
+    at.format(format).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::text;
+
+    /// The fault behind a red CI: Arrow wrote `.100000` as `.100`, so a stamp's timestamp
+    /// differed from the one a stock client reads 1 time in 1,000. Expected values are
+    /// Python's `datetime(...).isoformat()` of each instant.
+    #[test]
+    fn timestamp_precision_is_isoformat_not_arrow_auto() {
+        let conn = Connection::open_in_memory().unwrap();
+        let t = query(
+            &conn,
+            "select timestamp '2026-12-03 14:19:54.100000' as milli, timestamp '2026-12-03 14:19:54' as whole, \
+             timestamp '2026-12-03 14:19:54.000010' as micro, timestamp '1969-12-31 23:59:59.5' as before_epoch, \
+             timestamp_ns '2026-12-03 14:19:54.123456789' as nano, timestamp_ms '2026-12-03 14:19:54.120' as ms",
+            &[],
+        )
+        .unwrap();
+        let texts: Vec<String> = t.rows[0].iter().map(text).collect();
+        assert_eq!(
+            texts,
+            [
+                "2026-12-03T14:19:54.100000",
+                "2026-12-03T14:19:54",
+                "2026-12-03T14:19:54.000010",
+                "1969-12-31T23:59:59.500000",
+                "2026-12-03T14:19:54.123456789",
+                "2026-12-03T14:19:54.120000"
+            ]
+        );
+    }
+}
