@@ -842,3 +842,38 @@ fn views_build_on_a_database_without_trajectories_is_an_error_with_a_full_hint()
         "{stdout}"
     );
 }
+
+/// The guide stays true to the command line (issue 30): every `sphragis …` line of the
+/// `sh` / `console` blocks of README.md and the task pages parses with the current options,
+/// every subcommand has at least one such line, and `sphragis help <command>` ends with them.
+#[test]
+fn every_guide_example_parses_and_every_command_has_one() {
+    let examples = sphragis::cli::guide::examples();
+    assert!(examples.len() > 40, "{} examples", examples.len());
+    let mut failures = Vec::new();
+    for e in &examples {
+        let parsed = sphragis::cli::command().try_get_matches_from(&e.words);
+        // `sphragis --version` and `--help` are answered by the parser itself
+        let answered = |k: clap::error::ErrorKind| {
+            matches!(k, clap::error::ErrorKind::DisplayVersion | clap::error::ErrorKind::DisplayHelp)
+        };
+        if let Err(err) = parsed.map(drop).or_else(|err| if answered(err.kind()) { Ok(()) } else { Err(err) }) {
+            failures.push(format!("{}: {}\n    {}", e.page, e.line, err.to_string().lines().next().unwrap_or("")));
+        }
+    }
+    assert!(failures.is_empty(), "guide lines the command line refuses:\n{}", failures.join("\n"));
+    let cmd = sphragis::cli::command();
+    let missing: Vec<&str> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|name| !examples.iter().any(|e| e.command() == Some(name)))
+        .collect();
+    assert!(missing.is_empty(), "commands no guide page shows: {missing:?}");
+    // the long help ends with them; the short help stays short
+    let out = Command::new(env!("CARGO_BIN_EXE_sphragis")).args(["help", "check"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples (from the guide"), "{text}");
+    assert!(text.contains("sphragis --db sphragis-demo.duckdb check\n      (README.md)"), "{text}");
+    let out = Command::new(env!("CARGO_BIN_EXE_sphragis")).args(["check", "-h"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("Examples (from the guide"));
+}

@@ -16,35 +16,35 @@ pub const EXIT_FAILED: u8 = 4;
 pub struct Args {
     /// checks.toml: per check severity, error_if / warn_if, scopes, enabled, tolerance;
     /// [truncation] max_length and side (docs/checks.md).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "What is judged")]
     pub config: Option<PathBuf>,
     /// Judge each check against a reference instead of its conditions: a corpus version
     /// (review scopes of other versions against the same scope of it) or run:<id>, a
     /// recorded check run (every scope it judged).
-    #[arg(long, value_name = "VERSION|run:ID")]
+    #[arg(long, value_name = "VERSION|run:ID", help_heading = "What is judged")]
     pub baseline: Option<String>,
     /// Only these areas (review, sft, eval, ingest) or checks, comma-separated.
-    #[arg(long, value_name = "AREA|CHECK", value_delimiter = ',')]
+    #[arg(long, value_name = "AREA|CHECK", value_delimiter = ',', help_heading = "What is judged")]
     pub only: Vec<String>,
     /// Review checks of this corpus version only (the other areas are judged as ever).
-    #[arg(long = "version", value_name = "NAME")]
+    #[arg(long = "version", value_name = "NAME", help_heading = "What is judged")]
     pub version: Option<String>,
     /// Output: a table (failures first; passes counted, listed with --all), JSON, or
     /// JUnit XML (one test case per check and scope).
-    #[arg(long, value_enum, default_value = "table")]
+    #[arg(long, value_enum, default_value = "table", help_heading = "Output")]
     pub format: Format,
     /// The lowest status that makes the run fail (exit 4): error (status fail) or warn
     /// (status fail or warn).
-    #[arg(long, value_enum, default_value = "error")]
+    #[arg(long, value_enum, default_value = "error", help_heading = "Output")]
     pub fail_on: FailOn,
     /// Do not record the run in check_runs / check_results (opens the file read-only).
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub no_record: bool,
     /// Table: list the passing checks too.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub all: bool,
     /// List the checks of the default suite and exit.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub list: bool,
 }
 

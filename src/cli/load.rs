@@ -19,33 +19,33 @@ pub struct Args {
     /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host,
     /// for review4repair (all rows into one org, hosts become projects), and required for
     /// gerrit-rest (a REST response does not name its host).
-    #[arg(long)]
+    #[arg(long, help_heading = "Review inputs")]
     pub org: Option<String>,
     /// views: the pool of lines that name none.
-    #[arg(long)]
+    #[arg(long, help_heading = "SFT views and trajectories")]
     pub pool: Option<String>,
     /// views: whether message span ends are inclusive or exclusive, for lines that do not say.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "SFT views and trajectories")]
     pub span_end: Option<SpanEndArg>,
     /// views: the tokenizer.json the views were made with (vocabulary bound for the
     /// contract; its added tokens cut each message into segments for `report segments`);
     /// trajectories: re-tokenize thinking bodies with it. Its SHA-256 is
     /// recorded beside what it computed.
-    #[arg(long)]
+    #[arg(long, help_heading = "SFT views and trajectories")]
     pub tokenizer: Option<PathBuf>,
     /// run: the model evaluated (required for `load run`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Evaluation runs (load run)")]
     pub model: Option<String>,
     /// run: the agent harness and its version, e.g. "mini-swe-agent 1.15.0".
-    #[arg(long)]
+    #[arg(long, help_heading = "Evaluation runs (load run)")]
     pub harness: Option<String>,
     /// run: the loaded run this one continues or resumes (a continued run is never
     /// counted as an independent repeat).
-    #[arg(long, value_name = "RUN")]
+    #[arg(long, value_name = "RUN", help_heading = "Evaluation runs (load run)")]
     pub continues: Option<String>,
     /// run: N of the runaway heuristic — N or more assistant turns before any edit.
     #[arg(long, value_name = "N", default_value_t = crate::eval::symptoms::DEFAULT_RUNAWAY_TURNS,
-          value_parser = clap::value_parser!(u32).range(1..))]
+          value_parser = clap::value_parser!(u32).range(1..), help_heading = "Evaluation runs (load run)")]
     pub runaway_turns: u32,
 }
 

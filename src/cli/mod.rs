@@ -8,6 +8,7 @@ mod diff;
 mod examples;
 mod export;
 mod freeze;
+pub mod guide;
 mod load;
 mod refine;
 mod report;
@@ -17,7 +18,7 @@ mod sql;
 mod verify;
 mod views;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{FromArgMatches, Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -187,7 +188,7 @@ pub(crate) use {out, outln};
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::from_arg_matches(&command().get_matches()).unwrap_or_else(|e| e.exit());
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -202,6 +203,21 @@ pub fn main() -> ExitCode {
             ExitCode::from(e.exit_code)
         }
     }
+}
+
+/// The command line's definition, each subcommand's long help (`sphragis help load`,
+/// `load --help`) ending with its examples from the guide ([`guide`]).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let examples = guide::examples();
+    let mut cmd = Cli::command();
+    let names: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect();
+    for name in names {
+        if let Some(text) = guide::help_text(&examples, &name, 6) {
+            cmd = cmd.mut_subcommand(name, |c| c.after_long_help(text));
+        }
+    }
+    cmd
 }
 
 /// The error and its causes joined by `: ` (as `{:#}` does), leaving out DuckDB's

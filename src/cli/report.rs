@@ -28,32 +28,32 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// weights: recovery weights to project, e.g. `0.5,3` (each a finite number >= 0),
     /// computed by the table macro sft_weight_projection_at_v1 instead of the view's grid.
-    #[arg(long, value_name = "W,W,...", value_delimiter = ',', value_parser = parse_weight)]
+    #[arg(long, value_name = "W,W,...", value_delimiter = ',', value_parser = parse_weight, help_heading = "Parameters of the parametrised reports")]
     pub weights: Vec<f64>,
     /// budget: gradient accumulation sizes (each >= 1; default 8 when only --steps is
     /// given), computed by the table macro sft_budget_at_v1 instead of the view's grid.
-    #[arg(long, value_name = "G,G,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "G,G,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), help_heading = "Parameters of the parametrised reports")]
     pub grad_accum: Vec<u32>,
     /// budget: fixed optimizer step counts (each >= 1; default 1000 when only
     /// --grad-accum is given).
-    #[arg(long, value_name = "S,S,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "S,S,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), help_heading = "Parameters of the parametrised reports")]
     pub steps: Vec<u32>,
     /// truncation, truncation-views: maximum lengths in tokens (each >= 1), computed by the
     /// table macros sft_truncation_at_v1 / sft_truncation_views_at_v1 instead of the views'
     /// defaults (8192,16384,32768,65536 / 32768).
-    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N,N,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), help_heading = "Parameters of the parametrised reports")]
     pub max_length: Vec<u32>,
     /// truncation, truncation-views: the side truncation cuts (right keeps the first N
     /// tokens, left the last N) [default: right].
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = "Parameters of the parametrised reports")]
     pub side: Option<SideArg>,
     /// eval-bootstrap: resamples of the paired bootstrap (>= 1), computed by the table
     /// macro eval_pair_bootstrap_at_v1 instead of the view's 2000 [default with --seed: 2000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Parameters of the parametrised reports")]
     pub resamples: Option<u32>,
     /// eval-bootstrap: the seed of the paired bootstrap's generator [default with
     /// --resamples: 0].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", help_heading = "Parameters of the parametrised reports")]
     pub seed: Option<u32>,
 }
 

@@ -93,6 +93,12 @@ pub fn render_html(
             linked.extend((0..row.len()).filter_map(|k| drill::anchor_of(&drills, view, &t.columns, row, k)));
         }
     }
+    let shown_views: BTreeSet<&str> = present
+        .iter()
+        .copied()
+        .chain(drills.iter().filter_map(|d| d.table.stamp.as_ref().map(|s| s.name.as_str())))
+        .collect();
+    let others = other_views(&shown_views);
     let mut sections = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         let figure = match chart(t, tables) {
@@ -145,6 +151,7 @@ pub fn render_html(
                             }
                             @if !drills.is_empty() { li { a href="#drill-downs" { "drill-downs" } } }
                             @if !failing_views.is_empty() { li { a href="#loss-masks" { "loss masks of views failing a contract check" } } }
+                            @if !others.is_empty() { li { a href="#other-views" { "other views" } " — the newest version of every view family no section above shows, with its stamp" } }
                         }
                     }
                 }
@@ -160,6 +167,7 @@ pub fn render_html(
                         }
                     }
                     @if !failing_views.is_empty() { (mask_section(conn, &failing_views, opts)?) }
+                    @if !others.is_empty() { (other_views_section(&others)) }
                 }
                 script { (PreEscaped(SCRIPT)) }
             }
@@ -307,6 +315,74 @@ fn data_table(t: &ReportTable, shown: usize, anchor: &AnchorFn) -> Markup {
                                 } @else {
                                     td { (body) }
                                 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A view family (`refine_removals`) whose newest version no section or drill-down of the
+/// report shows: that version's file, and the older versions it supersedes.
+#[derive(Debug, Clone)]
+pub struct OtherView {
+    /// The newest version's registered file.
+    pub newest: &'static crate::db::views::ViewFile,
+    /// The names of the family's older versions, oldest first.
+    pub older: Vec<&'static str>,
+}
+
+/// The view families (registered views and table macros grouped by their name without
+/// `_v<N>`) whose newest version is not in `shown` (the views of the report's sections
+/// and drill-downs), in registration order (issue 30: every family is either a section
+/// or listed with its stamp, none left out in silence).
+pub fn other_views(shown: &BTreeSet<&str>) -> Vec<OtherView> {
+    use crate::db::views::VIEWS;
+    let mut families: Vec<(&str, Vec<&'static crate::db::views::ViewFile>)> = Vec::new();
+    for v in VIEWS {
+        let base = v.base_and_version().map_or(v.name(), |(b, _)| b);
+        match families.iter_mut().find(|(b, _)| *b == base) {
+            Some((_, files)) => files.push(v),
+            None => families.push((base, vec![v])),
+        }
+    }
+    families
+        .into_iter()
+        .filter_map(|(_, mut files)| {
+            files.sort_by_key(|v| v.base_and_version().map_or(0, |(_, n)| n));
+            let newest = files.pop()?;
+            (!shown.contains(newest.name()))
+                .then(|| OtherView { newest, older: files.iter().map(|v| v.name()).collect() })
+        })
+        .collect()
+}
+
+/// The "other views" section: one row per family [`other_views`] lists, with the stamp of
+/// its newest version (kind, name, SHA-256), what its header says it gives, and the query a
+/// stock DuckDB client runs to read it.
+fn other_views_section(others: &[OtherView]) -> Markup {
+    html! {
+        section id="other-views" {
+            h2 { "Other views" }
+            p { "The newest version of every view family that no section above shows: building blocks of the "
+                "reports, figures with no report of their own, and newer versions of a view a report still reads. "
+                "Each is in the file; read it with " code { "sphragis sql" } " or any DuckDB client. "
+                "What each gives, its grain and its columns: docs/views.md." }
+            div.scroll {
+                table.data.sortable.other-views {
+                    thead { tr { th { "kind" } th { "name" } th { "sha256" } th { "gives" } th { "supersedes" } th { "query" } } }
+                    tbody {
+                        @for o in others {
+                            @let v = o.newest;
+                            tr data-view=(v.name()) {
+                                td { (v.kind.as_str()) }
+                                td { code.view-name { (v.name()) } }
+                                td { code.sha { (v.sha256()) } }
+                                td { (crate::db::catalogue::summary(v).replace("\\|", "|")) }
+                                td { (o.older.join(", ")) }
+                                td { code { @if let Some((_, names)) = v.macro_parameters() { "select * from " (v.name()) "(" (names.join(", ")) ")" } @else { "select * from " (v.name()) } } }
                             }
                         }
                     }
