@@ -19,8 +19,10 @@ fn main() {
     let described = match git(&["rev-parse", "--short=12", "HEAD"]) {
         Some(commit) if !commit.is_empty() => {
             // `git status --porcelain` lists tracked files that differ (untracked ones too
-            // unless excluded: only tracked changes make the build "dirty").
-            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            // unless excluded: only tracked changes make the build "dirty"). Without
+            // --no-optional-locks git refreshes the index as it looks, and that write made
+            // the next build rebuild the crate for nothing (found by a fresh user).
+            let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
             // Rebuild when HEAD moves or the index changes (a commit, a checkout).
             for name in ["HEAD", "index"] {
                 if let Some(p) = git(&["rev-parse", "--git-path", name]) {
