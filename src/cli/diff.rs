@@ -52,15 +52,17 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         } else {
             crate::review::diff::reports_to_compare(&others).map_err(|error| CliError { error, exit_code: 2 })?
         };
+        // one open of the file for the whole command (each open reads its catalogue)
+        let conn = crate::db::open_read_only(db)?;
         let mut tables = match &args.against {
             Some(other) => crate::review::diff::diff_reports_files(db, a, other, b, &reports)?,
-            None => crate::review::diff::diff_reports(&crate::db::open_read_only(db)?, a, b, &reports)?,
+            None => crate::review::diff::diff_reports(&conn, a, b, &reports)?,
         };
         if with_checks {
-            tables.push(crate::check::record::changes_table(&crate::db::open_read_only(db)?)?);
+            tables.push(crate::check::record::changes_table(&conn)?);
         }
         let options = serde_json::json!({ "versions": [a, b], "against": args.against, "reports": names });
-        let context = crate::report::ExportContext::of(&crate::db::open_read_only(db)?, db, options)?;
+        let context = crate::report::ExportContext::of(&conn, db, options)?;
         return super::report::print_or_write(&tables, format, args.out.as_deref(), &context);
     }
     let table = match &args.against {

@@ -1,8 +1,8 @@
 //! Schema migrations: numbered SQL files in `migrations/`, embedded in the binary.
 //!
 //! Modelled on sqlx's runner (SPEC §1 principle 1): each file is applied once, in
-//! order, inside one transaction, and recorded in `sph_migrations` with its SHA-256
-//! (CRLF normalized to LF before hashing). On every open the recorded migrations are
+//! order (the pending ones inside one transaction), and recorded in `sph_migrations` with
+//! its SHA-256 (CRLF normalized to LF before hashing). On every open the recorded migrations are
 //! compared with the embedded ones: an applied migration whose file changed, or one
 //! this binary does not know, is an error and nothing is re-run.
 
@@ -175,7 +175,7 @@ pub fn check_current(conn: &Connection) -> Result<()> {
 /// Returns the versions applied by this call (empty when the file is up to date).
 /// Errors: an applied migration was edited (checksum differs), the file holds a
 /// migration this binary does not know (written by a newer sphragis), or a migration's
-/// SQL fails (then nothing of it is kept).
+/// SQL fails (then nothing this call applied is kept).
 pub fn apply(conn: &Connection) -> Result<Vec<i32>> {
     conn.execute_batch(
         "create table if not exists sph_migrations (
@@ -205,31 +205,32 @@ pub fn apply(conn: &Connection) -> Result<Vec<i32>> {
             );
         }
     }
-    let mut done = Vec::new();
-    for migration in MIGRATIONS.iter().filter(|m| !applied.iter().any(|a| a.0 == m.version)) {
-        let started = std::time::Instant::now();
-        conn.execute_batch("begin transaction")?;
-        let result = conn.execute_batch(migration.sql).and_then(|_| {
-            conn.execute(
-                "insert into sph_migrations (version, description, sha256, execution_ms) values (?, ?, ?, ?)",
-                duckdb::params![
-                    migration.version,
-                    migration.description,
-                    checksum(migration.sql),
-                    started.elapsed().as_millis() as i64
-                ],
-            )
-        });
-        match result {
-            Ok(_) => conn.execute_batch("commit")?,
-            Err(e) => {
-                let _ = conn.execute_batch("rollback");
-                return Err(e).with_context(|| format!("applying migration migrations/{}", migration.file));
-            }
-        }
-        done.push(migration.version);
+    let pending: Vec<&Migration> = MIGRATIONS.iter().filter(|m| !applied.iter().any(|a| a.0 == m.version)).collect();
+    if pending.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(done)
+    // Every pending migration in one transaction, in order, each recorded as it is applied:
+    // DuckDB commits once (a new file: 20 migrations, one commit), and a migration that
+    // fails leaves the file as it was before this call.
+    super::in_transaction(conn, || {
+        let mut record = conn
+            .prepare("insert into sph_migrations (version, description, sha256, execution_ms) values (?, ?, ?, ?)")?;
+        for migration in &pending {
+            let started = std::time::Instant::now();
+            conn.execute_batch(migration.sql)
+                .and_then(|_| {
+                    record.execute(duckdb::params![
+                        migration.version,
+                        migration.description,
+                        checksum(migration.sql),
+                        started.elapsed().as_millis() as i64
+                    ])
+                })
+                .with_context(|| format!("applying migration migrations/{}", migration.file))?;
+        }
+        Ok(())
+    })?;
+    Ok(pending.iter().map(|m| m.version).collect())
 }
 
 #[cfg(test)]

@@ -639,12 +639,9 @@ fn create_stale(
     }
     // What DuckDB stored for the views just created, read once for all of them.
     let after = Catalog::read(conn)?;
-    // each statement parsed once, not once per view
     let mut update = conn.prepare("update sph_views set stored_sha256 = ? where name = ?")?;
-    let mut insert = conn.prepare(
-        "insert into sph_views (name, base_name, version, sha256, source, kind, code_version, stored_sha256) \
-         values (?, ?, ?, ?, ?, ?, ?, ?)",
-    )?;
+    // the new records in one statement (a new file: some 150 rows, one round trip)
+    let mut rows: Vec<Box<dyn duckdb::ToSql>> = Vec::new();
     for view in views {
         let name = view.name();
         let stored = after.stored_sha256(view);
@@ -653,17 +650,25 @@ fn create_stale(
         } else {
             let (base, version) =
                 view.base_and_version().with_context(|| format!("{} is not named <view>_v<N>.sql", view.source))?;
-            insert.execute(duckdb::params![
-                name,
-                base,
-                version,
-                view.sha256(),
-                view.source,
-                view.kind.as_str(),
-                crate::CODE_VERSION,
-                stored
-            ])?;
+            rows.push(Box::new(name));
+            rows.push(Box::new(base));
+            rows.push(Box::new(version));
+            rows.push(Box::new(view.sha256()));
+            rows.push(Box::new(view.source));
+            rows.push(Box::new(view.kind.as_str()));
+            rows.push(Box::new(crate::CODE_VERSION));
+            rows.push(Box::new(stored));
         }
+    }
+    if !rows.is_empty() {
+        let tuples = vec!["(?, ?, ?, ?, ?, ?, ?, ?)"; rows.len() / 8].join(", ");
+        conn.execute(
+            &format!(
+                "insert into sph_views (name, base_name, version, sha256, source, kind, code_version, stored_sha256) \
+                 values {tuples}"
+            ),
+            duckdb::params_from_iter(rows.iter()),
+        )?;
     }
     Ok(())
 }

@@ -102,7 +102,22 @@ fn may_hold_anomaly(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memmem::find(b, b"NaN").is_some()
         || memchr::memmem::find(b, b"Infinity").is_some()
-        || memchr::memmem::find_iter(b, b"\\").any(|i| matches!(b.get(i + 1), Some(b'u' | b'b' | b'f')))
+        || memchr::memmem::find_iter(b, b"\\").any(|i| b.get(i + 1).is_some_and(|c| escape_may_be_anomaly(*c)))
+}
+
+/// Whether a string escape whose letter (the byte after the backslash) is `letter` may
+/// be an anomaly of this policy: `\u` (a lone surrogate, NUL, a control character),
+/// `\b`, `\f`. A reader that skips strings without [`scan`] (the SFT view lines'
+/// structural pass, `sft::views::int_arrays`) hands every text holding one to the path
+/// that scans.
+pub fn escape_may_be_anomaly(letter: u8) -> bool {
+    matches!(letter, b'u' | b'b' | b'f')
+}
+
+/// Whether byte `b`, outside every string, may begin an anomaly (`NaN`, `Infinity`,
+/// the `I` of `-Infinity`): no JSON token outside a string holds `N` or `I`.
+pub fn non_finite_lead(b: u8) -> bool {
+    matches!(b, b'N' | b'I')
 }
 
 enum Frame {

@@ -83,6 +83,7 @@ struct RawLedger {
     n_supervised: Option<i64>,
 }
 
+mod int_arrays;
 mod narrow;
 pub mod packing;
 use narrow::{Narrow, NarrowInt};
@@ -720,9 +721,40 @@ pub fn read(
         reader,
         1,
         CHUNKING,
-        |line, text| Ok(to_view(path, line, parse_json_ids::<RawView>(path, line, text, ID_FIELDS)?, options)?),
+        |line, text| Ok(to_view(path, line, parse_raw(path, line, text)?, options)?),
         |views| views.into_iter().try_for_each(&mut each),
     )
+}
+
+/// Reads one view line: its integer arrays by the purpose-built reader and the rest by
+/// serde_json when the line is provably plain ([`int_arrays`]); otherwise, or when
+/// serde_json refuses the rest, the whole line as every JSON line is read
+/// ([`parse_json_ids`]: the anomaly policy, and errors naming the field), so values,
+/// errors and recorded anomalies are the same either way.
+fn parse_raw(path: &Path, line: u64, text: &str) -> Result<RawView, InputError> {
+    if let Some(lifted) = int_arrays::lift(text)
+        && let Ok(mut raw) = serde_json::from_str::<RawView>(&lifted.text)
+    {
+        for (k, values) in lifted.arrays.into_iter().enumerate() {
+            let Some(values) = values else { continue };
+            let (name, _) = int_arrays::FIELDS[k];
+            match (name, values) {
+                ("input_ids", int_arrays::Values::I32(v)) => raw.input_ids = Narrow { values: v },
+                ("loss_mask", int_arrays::Values::I8(v)) => raw.loss_mask = Some(Narrow { values: v }),
+                ("assistant_masks", int_arrays::Values::I8(v)) => raw.assistant_masks = Some(Narrow { values: v }),
+                ("labels", int_arrays::Values::I32(v)) => raw.labels = Some(Narrow { values: v }),
+                ("keep_msgs", int_arrays::Values::I32(v)) => raw.keep_msgs = Some(Narrow { values: v }),
+                ("seq_lengths", int_arrays::Values::I32(v)) => raw.seq_lengths = Some(Narrow { values: v }),
+                ("cu_seqlens", int_arrays::Values::I32(v)) => raw.cu_seqlens = Some(Narrow { values: v }),
+                ("cu_seq_lens_q", int_arrays::Values::I32(v)) => raw.cu_seq_lens_q = Some(Narrow { values: v }),
+                ("position_ids", int_arrays::Values::I32(v)) => raw.position_ids = Some(Narrow { values: v }),
+                ("attention_mask", int_arrays::Values::I32(v)) => raw.attention_mask = Some(Narrow { values: v }),
+                (name, _) => unreachable!("int_arrays::FIELDS names {name} with a width RawView does not read"),
+            }
+        }
+        return Ok(raw);
+    }
+    parse_json_ids(path, line, text, ID_FIELDS)
 }
 
 #[cfg(test)]

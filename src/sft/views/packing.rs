@@ -255,6 +255,12 @@ pub fn split(
         Some((source, units, jumps)) => (Some(source), units, jumps),
         None => (None, vec![(0, n)], 0),
     };
+    // boundaries that name no conversation (`"seq_lengths": []`) for a row with ids: there
+    // is no conversation to keep the row's ids, mask and spans in
+    if units.is_empty() && n > 0 {
+        let field = source.unwrap_or("input_ids");
+        return Err(err(field, format!("names no conversation, but the row has {n} input_ids: give each packed one")));
+    }
     if listed && instance_ids.len() != units.len() {
         let how = source.map_or(
             "no packing metadata (seq_lengths, cu_seqlens, position_ids or attention_mask segment ids)".to_string(),
@@ -549,6 +555,21 @@ pub fn is_cut(unit: &PackUnit) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by the integer-array reader's differential tests (issue 29): a row whose
+    /// boundaries name no conversation panicked placing its message spans.
+    #[test]
+    fn empty_boundaries_are_refused_not_a_panic() {
+        let line = r#"{"instance_id":"x","input_ids":[5,6,7,8],"loss_mask":[0,1,1,0],"seq_lengths":[],
+            "message_spans":[{"index":0,"role":"user","start":0,"end":4}],"span_end":"exclusive"}"#;
+        let raw = crate::ingest::json::parse_json(Path::new("v.jsonl"), 3, &line.replace('\n', "")).unwrap();
+        let options = super::super::ViewOptions { pool: Some("A".into()), ..Default::default() };
+        let err = super::super::to_view(Path::new("v.jsonl"), 3, raw, &options).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "v.jsonl:3: field `seq_lengths`: names no conversation, but the row has 4 input_ids: give each packed one"
+        );
+    }
 
     #[test]
     fn boundaries_from_each_convention() {
