@@ -406,8 +406,8 @@ fn swe_smith_rows_with_messages_as_a_json_string_column() {
     let p = dir.join("smith.parquet");
     let messages = r#"[{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": "Fix the bug."}, {"role": "assistant", "content": "Let me look.\n<function=bash>\n<parameter=command>git log -3</parameter>\n</function>"}, {"role": "user", "content": "OBSERVATION:\nabc"}]"#;
     duck(&format!(
-        "copy (select 'pkg__repo.abc123.lm_rewrite__x1' as instance_id, 'tr-1' as traj_id, true as resolved, {} as messages) to {}",
-        format!("'{}'", messages.replace('\'', "''")),
+        "copy (select 'pkg__repo.abc123.lm_rewrite__x1' as instance_id, 'tr-1' as traj_id, true as resolved, '{}' as messages) to {}",
+        messages.replace('\'', "''"),
         lit(&p)
     ));
     let conn = db();

@@ -319,7 +319,7 @@ pub fn name_rows(path: &Path, err: anyhow::Error) -> anyhow::Error {
     };
     let row = e.line.or(indexed.map(|k| k + 1));
     let column = match rest {
-        Some(rest) if rest.is_empty() => None,
+        Some("") => None,
         Some(rest) => Some(rest.to_string()),
         None => e.field.clone(),
     };
