@@ -199,9 +199,12 @@ impl Staged {
     }
 
     /// Runs `select` (a query over [`Staged::source`]) and hands each Arrow batch of its
-    /// result to `each`, streamed in the order DuckDB returns them.
+    /// result to `each`, in the order DuckDB returns them. DuckDB streams the result on its
+    /// own connection (a clone of `conn`) on another thread, two batches ahead, so that
+    /// decoding overlaps with what `each` does (the loader's appends on its connection).
     ///
-    /// Errors: DuckDB fails (its message, with `path`), or `each` does.
+    /// Errors: DuckDB fails (its message, with `path`), or `each` does (the reading
+    /// thread then stops at its next batch).
     pub fn batches(
         &self,
         conn: &Connection,
@@ -209,11 +212,30 @@ impl Staged {
         select: &str,
         mut each: impl FnMut(&RecordBatch) -> Result<()>,
     ) -> Result<()> {
-        let mut stmt = conn.prepare(select).with_context(|| format!("{}: cannot read its rows", path.display()))?;
-        for batch in stmt.stream_arrow([]).with_context(|| format!("{}: cannot read its rows", path.display()))? {
-            each(&batch.with_context(|| format!("{}: cannot read its rows", path.display()))?)?;
-        }
-        Ok(())
+        let reader = conn.try_clone()?;
+        let unreadable = || format!("{}: cannot read its rows", path.display());
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RecordBatch>>(2);
+            scope.spawn(move || {
+                let run = || -> Result<()> {
+                    let mut stmt = reader.prepare(select)?;
+                    for batch in stmt.stream_arrow([])? {
+                        // the receiver is gone when `each` failed: stop
+                        if tx.send(batch.map_err(anyhow::Error::from)).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(())
+                };
+                if let Err(e) = run() {
+                    let _ = tx.send(Err(e));
+                }
+            });
+            for batch in rx {
+                each(&batch.with_context(unreadable)?)?;
+            }
+            Ok(())
+        })
     }
 }
 

@@ -587,7 +587,12 @@ pub fn load_all(
     // as the file grows (measured 600 MB for 36 M positions and 640 MB for 145 M, against
     // 700 MB and 1.8 GB uncapped, and faster at the larger size).
     check_spill_folder(conn, path)?;
-    conn.execute_batch(&format!("set memory_limit = '{LOAD_MEMORY_LIMIT}'"))?;
+    let limit = if crate::ingest::parquet::is_parquet_arg(path) {
+        parquet::memory_limit(conn, path)?
+    } else {
+        LOAD_MEMORY_LIMIT.to_string()
+    };
+    conn.execute_batch(&format!("set memory_limit = '{limit}'"))?;
     let outcome = if crate::ingest::parquet::is_parquet_arg(path) {
         parquet::load(conn, path, options, progress, &recorded)
     } else {

@@ -81,6 +81,17 @@ pub(super) fn load(
     )
 }
 
+/// DuckDB's memory limit while the Parquet views of `arg` load: [`super::LOAD_MEMORY_LIMIT`]
+/// (the transaction's storage spills beyond it, as for JSON lines) plus twice the largest
+/// shard's size, because DuckDB's Parquet reader holds a whole column chunk in memory
+/// while it decodes it (a file written with one row group holds `input_ids` in one chunk:
+/// 549 MiB for the 576 MB x4 seed pools, refused under the 300 MB cap).
+pub(super) fn memory_limit(conn: &Connection, arg: &Path) -> Result<String> {
+    let largest = shards(conn, arg)?.iter().filter_map(|p| std::fs::metadata(p).ok()).map(|m| m.len()).max();
+    let base: u64 = super::LOAD_MEMORY_LIMIT.trim_end_matches("MB").parse().expect("a limit in MB");
+    Ok(format!("{}MB", base + 2 * largest.unwrap_or(0).div_ceil(1_000_000)))
+}
+
 /// A list column's values as `T`, each checked to fit (`column[k]` named otherwise).
 fn narrow<T: NarrowInt>(path: &Path, row: u64, column: &str, values: &[i64]) -> Result<Vec<T>, InputError> {
     values
