@@ -33,7 +33,11 @@ pub const EDIT_TOOLS: &[&str] =
 /// id is already loaded; the database is then unchanged.
 pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&TokenizerFile>) -> Result<LoadOutcome> {
     if crate::ingest::parquet::is_shard_set(path) {
-        anyhow::bail!("{}: a folder or glob of shards: load it with load_trajectories_all", path.display());
+        anyhow::bail!(
+            "{}: not a regular file (a directory, pipe or device, or a glob); a folder or glob of Parquet shards \
+             loads with load_trajectories_all",
+            path.display()
+        );
     }
     let mut outcomes = load_trajectories_all(conn, path, tokenizer)?;
     Ok(outcomes.pop().expect("one file, one outcome"))

@@ -555,7 +555,11 @@ pub fn load(
     progress: &mut dyn FnMut(u64),
 ) -> Result<crate::ingest::LoadOutcome> {
     if crate::ingest::parquet::is_shard_set(path) {
-        anyhow::bail!("{}: a folder or glob of shards: load it with load_all", path.display());
+        anyhow::bail!(
+            "{}: not a regular file (a directory, pipe or device, or a glob); a folder or glob of Parquet shards \
+             loads with load_all",
+            path.display()
+        );
     }
     let mut outcomes = load_all(conn, path, options, progress)?;
     Ok(outcomes.pop().expect("one file, one outcome"))
