@@ -13,7 +13,10 @@ pub struct Args {
     pub kind: InputKind,
     /// Files to load, in order; each is its own transaction. For `run`: the run's NAME
     /// first, then its files or folders (folders are searched for .json, .jsonl, .traj,
-    /// .yaml, .yml files; others found there are listed as not read).
+    /// .yaml, .yml files; others found there are listed as not read). For `views` and
+    /// `trajectories`, a .parquet file, or a folder or quoted glob of Parquet shards
+    /// (`data/` or 'data/train-*.parquet': every shard in name order, in one
+    /// transaction, each logged with its SHA-256), is read too; errors name its row.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
     /// The org: for tufano2021 (which names none), instead of gerrit-query's URL host,
@@ -71,17 +74,19 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         let bar = ui.counter("loading".into(), "files", args.files.len() as u64);
         for (n, file) in args.files.iter().enumerate() {
             let outcome = match args.kind {
-                InputKind::Trajectories => crate::sft::store::load_trajectories(&conn, file, tokenizer.as_ref()),
-                InputKind::Outcomes => crate::sft::store::load_outcome(&conn, file),
-                InputKind::Manifest => crate::sft::pools::load_manifest(&conn, file),
-                InputKind::Samples => crate::sft::pools::load_samples(&conn, file),
-                InputKind::Pools => crate::sft::pools::load(&conn, file),
+                InputKind::Trajectories => crate::sft::store::load_trajectories_all(&conn, file, tokenizer.as_ref()),
+                InputKind::Outcomes => crate::sft::store::load_outcome(&conn, file).map(|o| vec![o]),
+                InputKind::Manifest => crate::sft::pools::load_manifest(&conn, file).map(|o| vec![o]),
+                InputKind::Samples => crate::sft::pools::load_samples(&conn, file).map(|o| vec![o]),
+                InputKind::Pools => crate::sft::pools::load(&conn, file).map(|o| vec![o]),
                 other => unreachable!("{other} is not an SFT kind loaded here"),
             };
             bar.set_position(n as u64 + 1);
             match outcome {
-                Ok(o) => {
-                    bar.suspend(|| report_outcome(args.kind, o))?;
+                Ok(outcomes) => {
+                    for o in outcomes {
+                        bar.suspend(|| report_outcome(args.kind, o))?;
+                    }
                 }
                 Err(e) => {
                     bar.finish_and_clear();
@@ -137,7 +142,7 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
 }
 
 fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
-    use crate::sft::views::{SpanEnd, ViewOptions, load as load_views};
+    use crate::sft::views::{SpanEnd, ViewOptions, load_all as load_views};
     let (tokenizer, segments) = match args.tokenizer.as_deref() {
         Some(path) => {
             let t = TokenizerFile::read(path)?;
@@ -158,9 +163,11 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     let conn = crate::db::open(db)?;
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()), InputKind::Views.record_noun());
-        let outcome = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
+        let outcomes = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
         bar.finish_and_clear();
-        report_outcome(InputKind::Views, outcome?)?;
+        for outcome in outcomes? {
+            report_outcome(InputKind::Views, outcome)?;
+        }
     }
     Ok(())
 }

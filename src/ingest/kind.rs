@@ -48,10 +48,12 @@ pub enum InputKind {
     Orgs,
     /// Label-audit items, JSONL (docs/formats.md).
     Labels,
-    /// SFT views: token ids + loss mask (or HF labels / TRL assistant_masks), JSONL.
+    /// SFT views: token ids + loss mask (or HF labels / TRL assistant_masks), JSONL or
+    /// Parquet (a file, or a folder / glob of shards).
     Views,
     /// Agent trajectories: mini-swe-agent .traj.json, SWE-agent .traj, OpenHands / nebius /
-    /// SWE-smith rows (JSON arrays), LLaMA-Factory JSONL (format detected from content).
+    /// SWE-smith rows (JSON arrays, or Parquet with a `messages` column as Hugging Face
+    /// writes it), LLaMA-Factory JSONL (format detected from content).
     Trajectories,
     /// SWE-bench report.json evaluator outcomes (one instance per file; the only way an
     /// outcome enters the database).

@@ -194,10 +194,37 @@ pub fn load_files_whole(
     files: &[ReadFile],
     mut load: impl FnMut(&Connection, i32, usize) -> Result<i64>,
 ) -> Result<Vec<LoadOutcome>> {
+    load_read_whole(
+        conn,
+        kind,
+        options,
+        files.len(),
+        |i| Ok((files[i].clone(), i)),
+        |conn, file_id, _, i| load(conn, file_id, i),
+    )
+}
+
+/// As [`load_files_whole`], with each file read when its turn comes, inside the
+/// transaction: `read(i)` reads file `i` once (its [`ReadFile`] and whatever the loader
+/// needs of it, e.g. a Parquet file's in-memory copy), then — unless its bytes were
+/// loaded before — `load` gets the connection, the file's `file_id`, its record and what
+/// `read` returned. Only one file's read is held at a time (a split's Parquet shards).
+///
+/// Errors: `read` or `load` fails for any file; the database is then left exactly as
+/// before.
+pub fn load_read_whole<S>(
+    conn: &Connection,
+    kind: InputKind,
+    options: Option<&str>,
+    count: usize,
+    mut read: impl FnMut(usize) -> Result<(ReadFile, S)>,
+    mut load: impl FnMut(&Connection, i32, &ReadFile, S) -> Result<i64>,
+) -> Result<Vec<LoadOutcome>> {
     conn.execute_batch("begin transaction")?;
     let result = (|| -> Result<Vec<LoadOutcome>> {
-        let mut outcomes = Vec::with_capacity(files.len());
-        for (i, file) in files.iter().enumerate() {
+        let mut outcomes = Vec::with_capacity(count);
+        for i in 0..count {
+            let (file, held) = read(i)?;
             let absolute = std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone());
             let absolute = absolute.to_string_lossy().into_owned();
             let earlier = earlier_load(conn, kind, &file.sha256, &absolute)?;
@@ -210,7 +237,7 @@ pub fn load_files_whole(
             }
             let file_id: i64 = conn.query_row("select nextval('ingest_file_id')", [], |r| r.get(0))?;
             let file_id = i32::try_from(file_id)?;
-            let (rows, anomalies) = super::anomaly::collect(|| load(conn, file_id, i));
+            let (rows, anomalies) = super::anomaly::collect(|| load(conn, file_id, &file, held));
             let rows = rows?;
             write_anomalies(conn, file_id, &anomalies)?;
             let loaded = LoadedFile {

@@ -15,6 +15,9 @@
 //! - [`anomaly`]: the ingest anomaly policy — lone surrogate escapes, `NaN` /
 //!   `Infinity`, NUL and control characters that real producers write: accepted,
 //!   recorded per file, line and field (`ingest_anomalies_v1`), or refused with the reason.
+//! - [`parquet`]: Parquet inputs (a file, a folder or glob of shards) read once and
+//!   hashed into an in-memory copy that DuckDB's `read_parquet` decodes; row-numbered
+//!   errors ([`parquet::RowError`]).
 //! - [`log`]: [`log::load_file`], the transactional, SHA-256-bound load recorded in
 //!   `ingest_log`. It lives here, not in `db/`, because it is what opens an input file.
 //!
@@ -27,9 +30,12 @@ pub mod json;
 pub mod kind;
 pub mod log;
 pub mod parallel;
+pub mod parquet;
 pub mod read;
 
 pub use error::InputError;
 pub use kind::{Corpus, InputKind, Reload};
-pub use log::{LoadOutcome, LoadedFile, ReadFile, earlier_load, find_loaded, load_file, load_files_whole};
+pub use log::{
+    LoadOutcome, LoadedFile, ReadFile, earlier_load, find_loaded, load_file, load_files_whole, load_read_whole,
+};
 pub use read::Input;

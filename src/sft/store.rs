@@ -25,50 +25,107 @@ pub const EDIT_TOOLS: &[&str] =
 
 /// Loads one trajectory file (any supported format; one or many trajectories), read
 /// once. With a `tokenizer`, thinking bodies are re-tokenized and its SHA-256 is stored
-/// beside each length and in the ingest log's options.
+/// beside each length and in the ingest log's options. A Parquet file (or a folder or
+/// glob of shards: [`load_trajectories_all`]) is read row by row, each row as the JSON
+/// object DuckDB's `to_json` writes of it.
 ///
 /// Errors: the reader rejects the file (naming row, message and field), or an instance
 /// id is already loaded; the database is then unchanged.
 pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&TokenizerFile>) -> Result<LoadOutcome> {
+    if crate::ingest::parquet::is_shard_set(path) {
+        anyhow::bail!(
+            "{}: not a regular file (a directory, pipe or device, or a glob); a folder or glob of Parquet shards \
+             loads with load_trajectories_all",
+            path.display()
+        );
+    }
+    let mut outcomes = load_trajectories_all(conn, path, tokenizer)?;
+    Ok(outcomes.pop().expect("one file, one outcome"))
+}
+
+/// [`load_trajectories`] for any argument: a file, or a folder or glob of Parquet shards
+/// (every `*.parquet` in name order, in ONE transaction, each shard its own ingest-log
+/// entry). Returns one outcome per file.
+///
+/// Errors: as [`load_trajectories`]; a Parquet row is named by its 1-based row and
+/// column ([`crate::ingest::parquet::RowError`]).
+pub fn load_trajectories_all(
+    conn: &Connection,
+    path: &Path,
+    tokenizer: Option<&TokenizerFile>,
+) -> Result<Vec<LoadOutcome>> {
     let options = tokenizer.map(|t| serde_json::json!({ "tokenizer_sha256": t.sha256 }).to_string());
-    ingest::load_file(conn, path, InputKind::Trajectories, options.as_deref(), |conn, file_id, input| {
-        let text = input.read_text()?;
-        let read = trajectories::detect_and_read(path, &text)?;
-        let mut seen = std::collections::HashMap::new();
-        let mut stmt = conn.prepare(
-            "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",
-        )?;
-        for (row, t) in read.iter().enumerate() {
-            if t.messages.is_empty() {
-                return Err(InputError::at(
-                    path,
-                    None,
-                    Some(&format!("[{row}]")),
-                    format!("trajectory {} has no message", t.instance_id),
-                )
-                .into());
-            }
-            if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-                return Err(InputError::at(
-                    path,
-                    None,
-                    Some(&format!("[{row}]")),
-                    format!("instance {} repeats row {first}", t.instance_id),
-                )
-                .into());
-            }
-            if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
-                return Err(InputError::at(
-                    path,
-                    None,
-                    Some(&format!("[{row}]")),
-                    format!("instance {} is already loaded from {earlier}", t.instance_id),
-                )
-                .into());
-            }
+    if ingest::parquet::is_parquet_arg(path) {
+        let files = ingest::parquet::shards(conn, path)?;
+        let reader = conn.try_clone()?;
+        return ingest::load_read_whole(
+            conn,
+            InputKind::Trajectories,
+            options.as_deref(),
+            files.len(),
+            |i| ingest::parquet::stage(&files[i]),
+            |conn, file_id, file, staged| {
+                let path = &file.path;
+                let text = staged.json_lines(&reader, path)?;
+                if text.is_empty() {
+                    anyhow::bail!("{}: no row: a Parquet trajectory file holds one trajectory a row", path.display());
+                }
+                write_file(conn, path, file_id, &text, tokenizer).map_err(|e| ingest::parquet::name_rows(path, e))
+            },
+        );
+    }
+    let outcome =
+        ingest::load_file(conn, path, InputKind::Trajectories, options.as_deref(), |conn, file_id, input| {
+            let text = input.read_text()?;
+            write_file(conn, path, file_id, &text, tokenizer)
+        })?;
+    Ok(vec![outcome])
+}
+
+/// Reads the trajectories of `text` (the file `path`'s, or a Parquet file's rows as JSON
+/// lines) and stores them under `file_id`. Returns the number stored.
+fn write_file(
+    conn: &Connection,
+    path: &Path,
+    file_id: i32,
+    text: &str,
+    tokenizer: Option<&TokenizerFile>,
+) -> Result<i64> {
+    let read = trajectories::detect_and_read(path, text)?;
+    let mut seen = std::collections::HashMap::new();
+    let mut stmt = conn.prepare(
+        "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",
+    )?;
+    for (row, t) in read.iter().enumerate() {
+        if t.messages.is_empty() {
+            return Err(InputError::at(
+                path,
+                None,
+                Some(&format!("[{row}]")),
+                format!("trajectory {} has no message", t.instance_id),
+            )
+            .into());
         }
-        store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())
-    })
+        if let Some(first) = seen.insert(t.instance_id.clone(), row) {
+            return Err(InputError::at(
+                path,
+                None,
+                Some(&format!("[{row}]")),
+                format!("instance {} repeats row {first}", t.instance_id),
+            )
+            .into());
+        }
+        if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
+            return Err(InputError::at(
+                path,
+                None,
+                Some(&format!("[{row}]")),
+                format!("instance {} is already loaded from {earlier}", t.instance_id),
+            )
+            .into());
+        }
+    }
+    store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())
 }
 
 fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option<&TokenizerFile>) -> Result<i64> {

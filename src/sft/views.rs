@@ -86,6 +86,7 @@ struct RawLedger {
 mod int_arrays;
 mod narrow;
 pub mod packing;
+mod parquet;
 use narrow::{Narrow, NarrowInt};
 
 /// The fields that name a view, its instance, its pool and its repository family (the
@@ -543,8 +544,9 @@ fn to_i32(v: i64) -> i32 {
     i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX })
 }
 
-/// Loads a view file in one transaction, bound in the ingest log (kind `views`).
-/// `progress` gets the number of views written so far.
+/// Loads a view file (JSON lines, or one Parquet file) in one transaction, bound in the
+/// ingest log (kind `views`). `progress` gets the number of views written so far. A
+/// folder or glob of Parquet shards is [`load_all`]'s.
 ///
 /// Errors: as [`read`], or a view_id already loaded; the database is then unchanged.
 pub fn load(
@@ -553,6 +555,29 @@ pub fn load(
     options: &ViewOptions,
     progress: &mut dyn FnMut(u64),
 ) -> Result<crate::ingest::LoadOutcome> {
+    if crate::ingest::parquet::is_shard_set(path) {
+        anyhow::bail!(
+            "{}: not a regular file (a directory, pipe or device, or a glob); a folder or glob of Parquet shards \
+             loads with load_all",
+            path.display()
+        );
+    }
+    let mut outcomes = load_all(conn, path, options, progress)?;
+    Ok(outcomes.pop().expect("one file, one outcome"))
+}
+
+/// Loads the views of `path` in ONE transaction: a JSON-lines file, a Parquet file, or a
+/// folder or glob of Parquet shards (every `*.parquet` in name order; each shard is its
+/// own ingest-log entry, with its SHA-256). Returns one outcome per file.
+///
+/// Errors: as [`read`] (a Parquet row named by its row, [`crate::ingest::parquet`]), or
+/// a view_id already loaded; the database is then unchanged.
+pub fn load_all(
+    conn: &Connection,
+    path: &Path,
+    options: &ViewOptions,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<crate::ingest::LoadOutcome>> {
     let recorded = serde_json::json!({
         "pool": options.pool,
         "span_end": options.span_end.map(SpanEnd::name),
@@ -567,8 +592,17 @@ pub fn load(
     // as the file grows (measured 600 MB for 36 M positions and 640 MB for 145 M, against
     // 700 MB and 1.8 GB uncapped, and faster at the larger size).
     check_spill_folder(conn, path)?;
-    conn.execute_batch(&format!("set memory_limit = '{LOAD_MEMORY_LIMIT}'"))?;
-    let outcome = load_views(conn, path, options, progress, &recorded);
+    let limit = if crate::ingest::parquet::is_parquet_arg(path) {
+        parquet::memory_limit(conn, path)?
+    } else {
+        LOAD_MEMORY_LIMIT.to_string()
+    };
+    conn.execute_batch(&format!("set memory_limit = '{limit}'"))?;
+    let outcome = if crate::ingest::parquet::is_parquet_arg(path) {
+        parquet::load(conn, path, options, progress, &recorded)
+    } else {
+        load_views(conn, path, options, progress, &recorded).map(|o| vec![o])
+    };
     let reset = conn.execute_batch("reset memory_limit");
     let outcome = outcome?;
     reset?;
@@ -629,71 +663,86 @@ fn load_views(
     recorded: &str,
 ) -> Result<crate::ingest::LoadOutcome> {
     crate::ingest::load_file(conn, path, InputKind::Views, Some(recorded), |conn, file_id, reader| {
-        let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
-        // view_ids already in the database, with their file: a repeat is named, not left
-        // to a constraint error.
-        let mut known: std::collections::HashMap<String, String> = {
-            let mut stmt = conn.prepare(
-                "select v.view_id, format('{}:{}', l.path, v.record) from sft_views as v join ingest_log as l using (file_id)",
-            )?;
-            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
-        };
-        // the ids of rows cut into views name their pack: taken too
-        {
-            let mut stmt = conn.prepare(
-                "select p.pack_id, format('{}:{}', l.path, p.record) from sft_view_packs as p \
-                 join ingest_log as l using (file_id)",
-            )?;
-            for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
-                let (id, place) = row?;
-                known.insert(id, place);
-            }
-        }
         // Stages on their own threads: read + SHA-256 (the input's read-ahead), cutting
         // lines into chunks, JSON parsing on every core, then (this thread, which owns the
         // connection) the views in file order: repeated ids, Arrow batches, appends.
-        let mut seen = 0u64;
-        read(path, &mut *reader, options, |view| {
-            let place = format!("{}:{}", path.display(), view.record);
-            // a row cut into views takes its own id too (sft_view_packs.pack_id), once
-            let pack_id = view.pack.as_ref().filter(|u| u.pack.is_some() && packing::is_cut(u));
-            let ids = pack_id.map(|u| u.pack_id.clone()).into_iter().chain([view.view_id.clone()]);
-            for id in ids {
-                let Some(earlier) = known.insert(id.clone(), place.clone()) else { continue };
-                return Err(InputError::at(
-                    path,
-                    Some(view.record as u64),
-                    Some("view_id"),
-                    format!(
-                        "{:?} is already used by the view at {earlier}{}",
-                        id,
-                        if id.contains('\u{fffd}') {
-                            " (U+FFFD also stands for a lone surrogate escape such as \\ud83d in a view_id loaded \
-                             before such ids were refused)"
-                        } else {
-                            ""
-                        }
-                    ),
-                )
-                .into());
-            }
-            if let Some(segmenter) = &options.segments {
-                crate::sft::segments::check_declared_tokenizer(path, view.record, view.origin.as_deref(), segmenter)?;
-            }
-            writer.append(view)?;
-            seen += 1;
-            if seen.is_multiple_of(64) {
-                progress(seen);
-            }
-            Ok(())
-        })?;
-        let rows = writer.finish().with_context(|| path.display().to_string())?;
-        if let Some(segmenter) = &options.segments {
-            crate::sft::segments::derive_file(conn, path, file_id, segmenter)?;
-        }
-        progress(rows as u64);
-        Ok(rows)
+        write_file(conn, path, file_id, options, progress, |each| read(path, &mut *reader, options, each))
     })
+}
+
+/// Writes the views of one input file (`file_id`) that `source` hands over, in file
+/// order: a view_id used before (in the database, or earlier in the file) stops the load
+/// naming both places; then the tokenizer's declared SHA-256, the Arrow batches, the
+/// segments. Returns the number of views written. Shared by JSON lines and Parquet.
+fn write_file(
+    conn: &Connection,
+    path: &Path,
+    file_id: i32,
+    options: &ViewOptions,
+    progress: &mut dyn FnMut(u64),
+    source: impl FnOnce(&mut dyn FnMut(View) -> Result<()>) -> Result<u64>,
+) -> Result<i64> {
+    let mut writer = ViewWriter::new(conn, file_id, options.tokenizer.clone());
+    // view_ids already in the database, with their file: a repeat is named, not left
+    // to a constraint error.
+    let mut known: std::collections::HashMap<String, String> = {
+        let mut stmt = conn.prepare(
+            "select v.view_id, format('{}:{}', l.path, v.record) from sft_views as v join ingest_log as l using (file_id)",
+        )?;
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?
+    };
+    // the ids of rows cut into views name their pack: taken too
+    {
+        let mut stmt = conn.prepare(
+            "select p.pack_id, format('{}:{}', l.path, p.record) from sft_view_packs as p \
+             join ingest_log as l using (file_id)",
+        )?;
+        for row in stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))? {
+            let (id, place) = row?;
+            known.insert(id, place);
+        }
+    }
+    let mut seen = 0u64;
+    source(&mut |view: View| -> Result<()> {
+        let place = format!("{}:{}", path.display(), view.record);
+        // a row cut into views takes its own id too (sft_view_packs.pack_id), once
+        let pack_id = view.pack.as_ref().filter(|u| u.pack.is_some() && packing::is_cut(u));
+        let ids = pack_id.map(|u| u.pack_id.clone()).into_iter().chain([view.view_id.clone()]);
+        for id in ids {
+            let Some(earlier) = known.insert(id.clone(), place.clone()) else { continue };
+            return Err(InputError::at(
+                path,
+                Some(view.record as u64),
+                Some("view_id"),
+                format!(
+                    "{:?} is already used by the view at {earlier}{}",
+                    id,
+                    if id.contains('\u{fffd}') {
+                        " (U+FFFD also stands for a lone surrogate escape such as \\ud83d in a view_id loaded \
+                         before such ids were refused)"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+            .into());
+        }
+        if let Some(segmenter) = &options.segments {
+            crate::sft::segments::check_declared_tokenizer(path, view.record, view.origin.as_deref(), segmenter)?;
+        }
+        writer.append(view)?;
+        seen += 1;
+        if seen.is_multiple_of(64) {
+            progress(seen);
+        }
+        Ok(())
+    })?;
+    let rows = writer.finish().with_context(|| path.display().to_string())?;
+    if let Some(segmenter) = &options.segments {
+        crate::sft::segments::derive_file(conn, path, file_id, segmenter)?;
+    }
+    progress(rows as u64);
+    Ok(rows)
 }
 
 /// Parsing chunks of at most 16 lines or 8 MB of line text: small enough to spread a few
