@@ -51,7 +51,8 @@ pub enum InputKind {
     /// SFT views: token ids + loss mask (or HF labels / TRL assistant_masks), JSONL.
     Views,
     /// Agent trajectories: mini-swe-agent .traj.json, SWE-agent .traj, OpenHands / nebius /
-    /// SWE-smith rows (JSON arrays), LLaMA-Factory JSONL (format detected from content).
+    /// SWE-smith rows (JSON arrays), LLaMA-Factory JSONL, ATIF trajectory.json, Inspect AI
+    /// .eval / .json logs (format detected from content).
     Trajectories,
     /// SWE-bench report.json evaluator outcomes (one instance per file; the only way an
     /// outcome enters the database).

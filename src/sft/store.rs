@@ -1,7 +1,7 @@
 //! Loads trajectories and evaluator outcomes into the database, one transaction per
 //! file, bound in the ingest log (kinds `trajectories` and `outcomes`).
 //!
-//! Trajectories of any supported format ([`trajectories::detect_and_read`]) become rows
+//! Trajectories of any supported format ([`trajectories::read_bytes`]) become rows
 //! of `sft_trajectories`, `sft_messages`, `sft_tool_calls` and `sft_commands`; the
 //! git-history verdict of each shell command ([`trajectories::is_git_history_command`])
 //! is stored as a column. A SWE-bench `report.json` becomes a row of `sft_outcomes`.
@@ -32,8 +32,9 @@ pub const EDIT_TOOLS: &[&str] =
 pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&TokenizerFile>) -> Result<LoadOutcome> {
     let options = tokenizer.map(|t| serde_json::json!({ "tokenizer_sha256": t.sha256 }).to_string());
     ingest::load_file(conn, path, InputKind::Trajectories, options.as_deref(), |conn, file_id, input| {
-        let text = input.read_text()?;
-        let read = trajectories::detect_and_read(path, &text)?;
+        // an Inspect AI .eval log is a zip: bytes, unzipped in memory; the rest is text
+        let bytes = input.read_all()?;
+        let read = trajectories::read_bytes(path, &bytes)?;
         let mut seen = std::collections::HashMap::new();
         let mut stmt = conn.prepare(
             "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",
