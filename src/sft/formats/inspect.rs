@@ -29,10 +29,10 @@
 //! (image, audio, video, document, data, tool_use) is refused at its `type`. A string
 //! `attachment://<hash>` is replaced by the sample's `attachments[<hash>]`.
 //!
-//! * **Instance id**: the sample `id`; when the log runs several epochs (`eval.config.epochs`
-//!   > 1, or a sample of the file has `epoch` > 1) each epoch is its own attempt,
-//!   `<id>@epoch<n>` (the schema has no attempt index). A lone sample: `<id>` for epoch 1,
-//!   else `<id>@epoch<n>`.
+//! * **Instance id**: the sample `id`; when the log runs several epochs (its
+//!   `eval.config.epochs` above 1, or a sample of the file with `epoch` above 1) each
+//!   epoch is its own attempt, `<id>@epoch<n>` (the schema has no attempt index). A lone
+//!   sample: `<id>` for epoch 1, else `<id>@epoch<n>`.
 //! * **Resolved** ([`declared_resolved`]): from `scores`, only when unambiguous.
 //! * **Repo**: `metadata.repo` (`owner/name`, as inspect_evals' SWE-bench samples carry it).
 
