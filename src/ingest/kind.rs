@@ -53,7 +53,8 @@ pub enum InputKind {
     Views,
     /// Agent trajectories: mini-swe-agent .traj.json, SWE-agent .traj, OpenHands / nebius /
     /// SWE-smith rows (JSON arrays, or Parquet with a `messages` column as Hugging Face
-    /// writes it), LLaMA-Factory JSONL (format detected from content).
+    /// writes it), LLaMA-Factory JSONL, ATIF trajectory.json, Inspect AI .eval / .json logs
+    /// (format detected from content).
     Trajectories,
     /// SWE-bench report.json evaluator outcomes (one instance per file; the only way an
     /// outcome enters the database).

@@ -21,6 +21,10 @@ pub const SOURCE_LLAMAFACTORY: &str = "llamafactory";
 pub const SOURCE_SHAREGPT: &str = "llamafactory-sharegpt";
 /// `source` of ms-swift agent rows (`tool_call` / `tool_response` roles, per-message `loss`).
 pub const SOURCE_MS_SWIFT: &str = "ms-swift";
+/// `source` of ATIF trajectories (Harbor's Agent Trajectory Interchange Format).
+pub const SOURCE_ATIF: &str = "atif";
+/// `source` of Inspect AI log samples (`.eval` archives and `.json` logs).
+pub const SOURCE_INSPECT: &str = "inspect-ai";
 
 /// The role of a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -116,13 +120,17 @@ pub struct Trajectory {
     /// mini-swe-agent: `instance_id`; SWE-agent: the file stem; openhands, nebius,
     /// swe-smith: the row's `instance_id` as given (the ADP extraction appended `_<n>`
     /// to openhands and nebius ids; swe-smith's unique id is in `id`, not used);
-    /// LLaMA-Factory: `<file stem>:<row index>`.
+    /// LLaMA-Factory: `<file stem>:<row index>`; ATIF: `trajectory_id`, else `session_id`,
+    /// else `<file stem>:<record index>`; Inspect AI: the sample `id`, `<id>@epoch<n>`
+    /// when the log runs several epochs (one attempt each).
     pub instance_id: String,
     /// One of the `SOURCE_*` constants.
     pub source: &'static str,
     /// The file's own evaluator verdict: openhands and swe-smith `resolved`; nebius
-    /// `target`. `None` when the file has none (mini-swe-agent, SWE-agent,
-    /// LLaMA-Factory: their outcomes are SWE-bench reports, loaded as `outcomes`).
+    /// `target`; Inspect AI: the sample's `scores` when they agree on a verdict
+    /// ([`crate::sft::formats::inspect::declared_resolved`]). `None` when the file has
+    /// none (mini-swe-agent, SWE-agent, LLaMA-Factory, ATIF: their outcomes are
+    /// evaluator reports, loaded apart).
     pub resolved: Option<bool>,
     /// OpenAI tool schemas (the source's `tools`: openhands list, LLaMA-Factory JSON
     /// string parsed); `None` when absent.

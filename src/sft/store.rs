@@ -1,7 +1,7 @@
 //! Loads trajectories and evaluator outcomes into the database, one transaction per
 //! file, bound in the ingest log (kinds `trajectories` and `outcomes`).
 //!
-//! Trajectories of any supported format ([`trajectories::detect_and_read`]) become rows
+//! Trajectories of any supported format ([`trajectories::read_bytes`]) become rows
 //! of `sft_trajectories`, `sft_messages`, `sft_tool_calls` and `sft_commands`; the
 //! git-history verdict of each shell command ([`trajectories::is_git_history_command`])
 //! is stored as a column. A SWE-bench `report.json` becomes a row of `sft_outcomes`.
@@ -70,28 +70,32 @@ pub fn load_trajectories_all(
                 if text.is_empty() {
                     anyhow::bail!("{}: no row: a Parquet trajectory file holds one trajectory a row", path.display());
                 }
-                write_file(conn, path, file_id, &text, tokenizer).map_err(|e| ingest::parquet::name_rows(path, e))
+                let read = trajectories::detect_and_read(path, &text).map_err(|e| ingest::parquet::name_rows(path, e))?;
+                write_file(conn, path, file_id, read, tokenizer).map_err(|e| ingest::parquet::name_rows(path, e))
             },
         );
     }
     let outcome =
         ingest::load_file(conn, path, InputKind::Trajectories, options.as_deref(), |conn, file_id, input| {
-            let text = input.read_text()?;
-            write_file(conn, path, file_id, &text, tokenizer)
+            // an Inspect AI .eval log is a zip: bytes, unzipped in memory; the rest is text
+            let bytes = input.read_all()?;
+            let read = trajectories::read_bytes(path, &bytes)?;
+            write_file(conn, path, file_id, read, tokenizer)
         })?;
     Ok(vec![outcome])
 }
 
-/// Reads the trajectories of `text` (the file `path`'s, or a Parquet file's rows as JSON
-/// lines) and stores them under `file_id`. Returns the number stored.
+/// Stores `read`, the trajectories of the file `path` (or of a Parquet file's rows), under
+/// `file_id`. Returns the number stored.
+///
+/// Errors: a trajectory without messages, an instance repeated or already loaded.
 fn write_file(
     conn: &Connection,
     path: &Path,
     file_id: i32,
-    text: &str,
+    read: Vec<Trajectory>,
     tokenizer: Option<&TokenizerFile>,
 ) -> Result<i64> {
-    let read = trajectories::detect_and_read(path, text)?;
     let mut seen = std::collections::HashMap::new();
     let mut stmt = conn.prepare(
         "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",

@@ -20,6 +20,8 @@
 //! | [`read_llamafactory_jsonl`] | `llamafactory` | JSONL, LLaMA-Factory "v1" typed content parts | `tool_call` parts |
 //! | [`read_sharegpt`] | `llamafactory-sharegpt` | JSONL or JSON array, LLaMA-Factory sharegpt `conversations` | `function_call` turns |
 //! | [`read_ms_swift`] | `ms-swift` | JSONL or JSON array, ms-swift agent `messages` (per-message `loss` kept as the training flag) | `tool_call` messages |
+//! | [`read_atif`] | `atif` | ATIF v1.x (Harbor, NeMo, fast-agent): one document, JSONL or JSON array; `is_copied_context` steps not loaded | agent steps' `tool_calls`, answered by `observation.results` |
+//! | [`read_eval_archive`], [`read_inspect_log`] | `inspect-ai` | Inspect AI `.eval` archive or `.json` log (or one sample): one trajectory per sample (and epoch) | assistant `tool_calls` |
 //!
 //! Row formats are read from a JSON array, JSON lines or one object.
 //! [`detect_and_read`] picks the format from the file's content ([`crate::sft::formats::FORMATS`]). Every reader takes the
@@ -30,7 +32,10 @@
 //! # Normalization
 //!
 //! * Messages are kept one for one, in file order; [`Message::index`] is the 0-based
-//!   position in the source list (the same index message spans use).
+//!   position in the source list (the same index message spans use). ATIF is a list of
+//!   steps: a step gives its message, then one tool message per observation result, and
+//!   a step copied from an earlier trajectory (`is_copied_context`) gives none; indexes
+//!   run over the messages kept.
 //! * Roles are the source's own (`ai` → [`Role::Assistant`]). Observations that a
 //!   text-command agent receives as `user` messages (mini-swe-agent, nebius,
 //!   swe-smith, older SWE-agent) stay [`Role::User`]: that is how they are rendered
@@ -39,7 +44,7 @@
 //!   command) becomes a [`ToolCall`] with `from_text = true`; the text stays in
 //!   [`Message::text`] unchanged. Structured calls have `from_text = false`.
 //! * [`Message::train`] is the source's own supervision verdict: nebius `mask`; ms-swift
-//!   `loss`;
+//!   `loss`; ATIF `llm_call_count: 0` (a deterministic dispatch) → false;
 //!   LLaMA-Factory `loss_weight > 1e-6` with its default (1.0 for assistant, else 0.0).
 //!   `None` when the format declares nothing (the consumer picks a convention).
 //!
@@ -59,6 +64,8 @@
 
 use serde_json::Value;
 
+pub use super::formats::atif::read_atif;
+pub use super::formats::inspect::{read_eval_archive, read_log as read_inspect_log};
 pub use super::formats::llamafactory::read_llamafactory_jsonl;
 pub use super::formats::mini_swe_agent::{MINI_SWE_AGENT_FORMATS, read_mini_swe_agent};
 pub use super::formats::nebius::read_nebius_rows;
@@ -70,11 +77,11 @@ pub use super::formats::swift::read_ms_swift;
 pub use super::formats::text_calls::{
     bash_blocks, observation_returncode, swe_agent_command_call, swe_agent_text_action, xml_function_calls,
 };
-pub use super::formats::{TrajectoryFormat, detect_and_read};
+pub use super::formats::{TrajectoryFormat, detect_and_read, read_bytes};
 pub use super::outcomes::{Outcome, Report, TestCounts, looks_like_report, read_report, read_swebench_report};
 pub use super::schema::{
-    Message, Role, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_MS_SWIFT, SOURCE_NEBIUS, SOURCE_OPENHANDS,
-    SOURCE_SHAREGPT, SOURCE_SWE_AGENT, SOURCE_SWE_SMITH, ToolCall, Trajectory,
+    Message, Role, SOURCE_ATIF, SOURCE_INSPECT, SOURCE_LLAMAFACTORY, SOURCE_MINI_SWE_AGENT, SOURCE_MS_SWIFT,
+    SOURCE_NEBIUS, SOURCE_OPENHANDS, SOURCE_SHAREGPT, SOURCE_SWE_AGENT, SOURCE_SWE_SMITH, ToolCall, Trajectory,
 };
 pub use crate::shell::{GIT_HISTORY_SUBCOMMANDS, is_git_history_command};
 

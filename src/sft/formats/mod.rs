@@ -16,14 +16,19 @@
 //!    and [`TrajectoryFormat::convert`] turns it into the common message schema
 //!    ([`crate::sft::schema`]).
 //!
-//! One file per format: [`mini_swe_agent`], [`swe_agent`], [`openhands`], [`nebius`],
-//! [`swe_smith`], [`llamafactory`], [`sharegpt`], [`swift`]; [`FORMATS`] lists them in detection order. Shared
+//! One file per format: [`mini_swe_agent`], [`swe_agent`], [`atif`], [`inspect`],
+//! [`openhands`], [`nebius`], [`swe_smith`], [`llamafactory`], [`sharegpt`], [`swift`];
+//! [`FORMATS`] lists them in detection order. Inspect AI logs hold many samples in one
+//! document or archive: [`read_bytes`] reads an `.eval` archive, [`detect_and_read`] a
+//! `.json` log, before the per-record formats are tried. Shared
 //! pieces: [`access`] (error locations, JSON objects only, nested JSON texts),
 //! [`openai`] (OpenAI message parts as serde types: role, content, tool calls and their
 //! arguments, a whole OpenHands / SWE-agent chat message) and [`text_calls`] (tool calls
 //! written in message text).
 
 pub mod access;
+pub mod atif;
+pub mod inspect;
 pub mod llamafactory;
 pub mod mini_swe_agent;
 pub mod nebius;
@@ -183,6 +188,8 @@ fn read_record<F: TrajectoryFormat>(record: &Record) -> Result<Trajectory> {
 pub static FORMATS: &[Format] = &[
     Format::of::<mini_swe_agent::MiniSweAgent>(),
     Format::of::<swe_agent::SweAgent>(),
+    Format::of::<atif::Atif>(),
+    Format::of::<inspect::InspectSample>(),
     Format::of::<nebius::Nebius>(),
     Format::of::<llamafactory::LlamaFactory>(),
     Format::of::<sharegpt::ShareGpt>(),
@@ -240,7 +247,13 @@ fn convert_all(format: &Format, path: &Path, records: &Records, anomalies: &[Ano
             out
         }
     };
-    let lines_container = matches!(records, Records::Lines(_));
+    record_anomalies(anomalies, matches!(records, Records::Lines(_)));
+    Ok(out)
+}
+
+/// Records the anomalies of a whole text for the load; in JSON lines, each field is
+/// prefixed with its 0-based line record (`[3].messages[0].content`).
+fn record_anomalies(anomalies: &[Anomaly], lines_container: bool) {
     anomaly::record(anomalies.iter().map(|a| Recorded {
         line: Some(a.line),
         field: if lines_container {
@@ -252,7 +265,6 @@ fn convert_all(format: &Format, path: &Path, records: &Records, anomalies: &[Ano
         detail: a.detail.clone(),
         occurrences: a.occurrences,
     }));
-    Ok(out)
 }
 
 /// Reads `text` as `F`'s own container ([`TrajectoryFormat::CONTAINER`]) and
@@ -306,8 +318,22 @@ fn why_not_object(v: &Value) -> String {
          LLaMA-Factory ({llamafactory}); LLaMA-Factory sharegpt ({sharegpt}); ms-swift (no message with role \
          `tool_call` / `tool_response` or a `loss`); nebius (no `trajectory`); openhands (no `tools`, \
          `tool_calls` or non-native calls, or SWE-smith's `traj_id`); swe-smith (no `traj_id` and no assistant \
-         `<function=` call)"
+         `<function=` call); ATIF (no `schema_version` \"ATIF-v1.x\"); Inspect AI (no log `version` + \
+         `eval.task`, no sample `id` + `epoch` + `input` + `messages`)"
     )
+}
+
+/// Reads a trajectory file's bytes as the input layer read them (a leading byte-order
+/// mark already skipped): an Inspect AI `.eval` archive (a zip, [`inspect::is_eval_archive`])
+/// is unzipped in memory ([`inspect::read_eval_archive`]); anything else must be UTF-8
+/// text and is read by [`detect_and_read`].
+///
+/// Errors: invalid UTF-8 (naming the line and byte column), and those of the readers.
+pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
+    if inspect::is_eval_archive(bytes) {
+        return inspect::read_eval_archive(path, bytes);
+    }
+    detect_and_read(path, crate::ingest::json::utf8_document(path, bytes)?)
 }
 
 /// The first format of [`FORMATS`] that reads `container` starting with `first`.
@@ -317,9 +343,13 @@ fn detect(container: Container, first: &Value) -> Option<&'static Format> {
 
 /// Read any of the formats, chosen from the content by [`FORMATS`] in order:
 ///
+/// * an Inspect AI `.json` log (a JSON object with a number `version` and `eval.task`):
+///   its `samples` ([`inspect::read_log`]);
 /// * a JSON object with `trajectory_format` (any value: the reader refuses one it does
 ///   not know), or with `messages` + `info` → mini-swe-agent;
 /// * a JSON object whose `history` is an array of messages with `role` → SWE-agent;
+/// * any record with a `schema_version` starting `ATIF-` → ATIF; with `id`, a number
+///   `epoch`, `input` and `messages` → one Inspect AI sample;
 /// * a JSON array whose first row has `trajectory` → nebius; has `messages` whose
 ///   `content` is a list of `{type, value}` parts → LLaMA-Factory (array form); has
 ///   `conversations` of `{from, value}` → LLaMA-Factory sharegpt; has a message with role
@@ -342,6 +372,11 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
     let text = &*scanned.text;
     let anomalies = &scanned.anomalies;
     match serde_json::from_str::<Value>(text) {
+        Ok(v) if inspect::is_log(&v) => {
+            let read = inspect::read_log(path, &v)?;
+            record_anomalies(anomalies, false);
+            Ok(read)
+        }
         Ok(v @ Value::Object(_)) => match detect(Container::Object, &v) {
             // a row format given one object: the object is one JSON line, or one row
             // written over several lines (a pretty-printed row)

@@ -1,0 +1,424 @@
+//! Inspect AI evaluation logs (UK AISI's `inspect_ai`, `inspect_ai/log/`): every sample
+//! of a log is one trajectory.
+//!
+//! Three shapes are read:
+//!
+//! * a **`.eval` archive** (a zip; deflate in older logs, zstd in newer): `header.json`
+//!   (the log without its samples; `_journal/start.json` while the run is still being
+//!   written) and one `samples/<id>_epoch_<n>.json` member per sample, read in the
+//!   archive's order. The archive's bytes are read once by the input layer and unzipped
+//!   in memory ([`read_eval_archive`]); an error names the member as a path inside the
+//!   archive (`run.eval/samples/3_epoch_1.json`, as Python's `zipfile.Path` writes it);
+//! * a **`.json` log**: one JSON document, `version`, `eval` {`task`, `config`
+//!   {`epochs`}} and `samples` ([`read_log`]); errors name `samples[2].messages[3].role`;
+//! * **one sample** as a JSON object (a member taken out of an archive), or JSON lines
+//!   of samples ([`InspectSample`], in [`super::FORMATS`]).
+//!
+//! A sample: `id` (a string or an integer), `epoch` (from 1), `messages`, `scores`,
+//! `metadata`, `attachments`. Its messages, by `role`:
+//!
+//! | `role` | here |
+//! |---|---|
+//! | `system`, `user` | the same |
+//! | `assistant` | assistant: `tool_calls` [{`id`, `function`, `arguments`}] as structured calls; `reasoning` content parts as thinking |
+//! | `tool` | tool: `tool_call_id`; tool name `function`, else the call's; empty `content` with an `error` → the error's `message` |
+//!
+//! `content` is a string or a list of parts: `text` parts are the text, `reasoning`
+//! parts the thinking (a `redacted` one gives its `summary`, else nothing: its
+//! `reasoning` is the provider's encrypted blob), concatenated in order; any other part
+//! (image, audio, video, document, data, tool_use) is refused at its `type`. A string
+//! `attachment://<hash>` is replaced by the sample's `attachments[<hash>]`.
+//!
+//! * **Instance id**: the sample `id`; when the log runs several epochs (its
+//!   `eval.config.epochs` above 1, or a sample of the file with `epoch` above 1) each
+//!   epoch is its own attempt, `<id>@epoch<n>` (the schema has no attempt index). A lone
+//!   sample: `<id>` for epoch 1, else `<id>@epoch<n>`.
+//! * **Resolved** ([`declared_resolved`]): from `scores`, only when unambiguous.
+//! * **Repo**: `metadata.repo` (`owner/name`, as inspect_evals' SWE-bench samples carry it).
+
+use std::collections::HashMap;
+use std::io::{Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde::Deserialize;
+use serde::de::{self, Deserializer};
+use serde_json::Value;
+
+use super::access::{Loc, Object, from_value, join, kind};
+use super::openai::{call_arguments, link_tool_names};
+use super::{Container, Record, TrajectoryFormat};
+use crate::ingest::InputError;
+use crate::ingest::anomaly::{self, Anomaly, Recorded};
+use crate::sft::schema::{Message, Role, SOURCE_INSPECT, ToolCall, Trajectory};
+
+/// Whether `bytes` are a zip archive (its local file header `PK\x03\x04`), as Inspect
+/// tells an `.eval` log from a `.json` one.
+pub fn is_eval_archive(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"PK\x03\x04")
+}
+
+/// Whether a JSON document is an Inspect `.json` log: a number `version` and an `eval`
+/// object naming its `task`.
+pub fn is_log(v: &Value) -> bool {
+    v.get("version").is_some_and(Value::is_number) && v.pointer("/eval/task").is_some_and(Value::is_string)
+}
+
+/// `eval.config.epochs` of a log or a log header, if set.
+fn epochs_of(v: &Value) -> Option<u64> {
+    v.pointer("/eval/config/epochs").and_then(Value::as_u64)
+}
+
+/// One sample of an Inspect log, the format's record: the fields read.
+#[derive(Deserialize)]
+pub struct InspectSample {
+    #[serde(deserialize_with = "sample_id")]
+    id: String,
+    epoch: u64,
+    #[serde(default)]
+    messages: Vec<Object<InspectMessage>>,
+    scores: Option<HashMap<String, Option<Object<Score>>>>,
+    metadata: Option<Value>,
+    #[serde(default)]
+    attachments: HashMap<String, String>,
+}
+
+/// A sample `id`: a string, or an integer written as its digits.
+fn sample_id<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    match Value::deserialize(deserializer)? {
+        Value::String(s) => Ok(s),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(n.to_string()),
+        other => Err(de::Error::custom(format!("invalid type: {}, expected a string or an integer", kind(&other)))),
+    }
+}
+
+/// One `messages` entry (ChatMessageSystem / User / Assistant / Tool).
+#[derive(Deserialize)]
+struct InspectMessage {
+    role: String,
+    #[serde(default)]
+    content: Value,
+    tool_calls: Option<Vec<Object<InspectCall>>>,
+    /// A string on tool messages (a list on user messages, not read).
+    tool_call_id: Option<Value>,
+    function: Option<String>,
+    error: Option<Object<ToolError>>,
+}
+
+/// One assistant `tool_calls` entry.
+#[derive(Deserialize)]
+struct InspectCall {
+    id: String,
+    function: String,
+    arguments: Option<Value>,
+}
+
+/// A tool message's `error` (its `type` is not read).
+#[derive(Deserialize)]
+struct ToolError {
+    message: String,
+}
+
+/// One `scores` entry: its `value` (`NaN`, Inspect's "unscored", reads as null).
+#[derive(Deserialize)]
+struct Score {
+    #[serde(default)]
+    value: Value,
+}
+
+/// A score value as a verdict: `true`, `"C"` (Inspect's CORRECT) and the number 1 are
+/// resolved; `false`, `"I"` (INCORRECT) and 0 are not; anything else (`"P"` partial,
+/// `"N"` no answer, other numbers, lists, dictionaries, unscored) is no verdict.
+pub fn score_verdict(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s == "C" => Some(true),
+        Value::String(s) if s == "I" => Some(false),
+        Value::Number(n) if n.as_f64() == Some(1.0) => Some(true),
+        Value::Number(n) if n.as_f64() == Some(0.0) => Some(false),
+        _ => None,
+    }
+}
+
+/// The sample's declared verdict from its scores' values ([`score_verdict`]): set only
+/// when there is at least one score, every score gives a verdict and they agree; `None`
+/// otherwise (no scores, a score without a verdict, scorers that disagree).
+pub fn declared_resolved<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<bool> {
+    let mut verdict = None;
+    for v in values {
+        let this = score_verdict(v)?;
+        if verdict.is_some_and(|was| was != this) {
+            return None;
+        }
+        verdict = Some(this);
+    }
+    verdict
+}
+
+/// The role of an Inspect message `role`.
+fn role_of(role: &str) -> Option<Role> {
+    match role {
+        "system" => Some(Role::System),
+        "user" => Some(Role::User),
+        "assistant" => Some(Role::Assistant),
+        "tool" => Some(Role::Tool),
+        _ => None,
+    }
+}
+
+impl InspectSample {
+    /// A text string, `attachment://<hash>` replaced by the attachment. Errors: an
+    /// attachment the sample does not hold, at `at`.
+    fn resolve(&self, loc: &Loc, at: &str, s: &str) -> Result<String> {
+        match s.strip_prefix("attachment://") {
+            None => Ok(s.to_string()),
+            Some(hash) => self.attachments.get(hash).cloned().ok_or_else(|| {
+                loc.err(at, format!("names attachment {hash:?}, which the sample's `attachments` do not hold"))
+            }),
+        }
+    }
+
+    /// A message's `content` at `at` as (text, thinking); see the module docs.
+    fn content(&self, loc: &Loc, at: &str, v: &Value) -> Result<(String, Option<String>)> {
+        let parts = match v {
+            Value::Null => return Ok((String::new(), None)),
+            Value::String(s) => return Ok((self.resolve(loc, at, s)?, None)),
+            Value::Array(parts) => parts,
+            other => {
+                return Err(loc.err(at, format!("invalid type: {}, expected a string or a list of parts", kind(other))));
+            }
+        };
+        let (mut text, mut reasoning) = (String::new(), None::<String>);
+        for (k, part) in parts.iter().enumerate() {
+            let part_at = format!("{at}[{k}]");
+            let Some(p) = part.as_object() else {
+                return Err(loc.err(&part_at, format!("invalid type: {}, expected an object", kind(part))));
+            };
+            let string =
+                |field: &str| -> Result<Option<String>> {
+                    match p.get(field) {
+                        None | Some(Value::Null) => Ok(None),
+                        Some(Value::String(s)) => Ok(Some(self.resolve(loc, &join(&part_at, field), s)?)),
+                        Some(other) => Err(loc
+                            .err(&join(&part_at, field), format!("invalid type: {}, expected a string", kind(other)))),
+                    }
+                };
+            match p.get("type").and_then(Value::as_str) {
+                Some("text") => match string("text")? {
+                    Some(t) => text.push_str(&t),
+                    None => return Err(loc.err(&join(&part_at, "text"), "missing")),
+                },
+                Some("reasoning") => {
+                    let redacted = p.get("redacted").and_then(Value::as_bool).unwrap_or(false);
+                    let body = if redacted { string("summary")? } else { string("reasoning")? };
+                    if !redacted && body.is_none() {
+                        return Err(loc.err(&join(&part_at, "reasoning"), "missing"));
+                    }
+                    if let Some(body) = body {
+                        reasoning.get_or_insert_with(String::new).push_str(&body);
+                    }
+                }
+                Some(other) => {
+                    return Err(loc.err(
+                        &join(&part_at, "type"),
+                        format!("unsupported content part type {other:?} (read: text, reasoning)"),
+                    ));
+                }
+                None => return Err(loc.err(&join(&part_at, "type"), "missing")),
+            }
+        }
+        Ok((text, reasoning))
+    }
+
+    /// The sample as a trajectory; `loc` locates it, `prefix` is its path there
+    /// (`samples[2]` in a `.json` log, empty elsewhere); `several_epochs` says whether
+    /// the id carries the epoch.
+    fn trajectory(self, loc: &Loc, prefix: &str, several_epochs: bool) -> Result<Trajectory> {
+        let mut messages = Vec::with_capacity(self.messages.len());
+        for (i, Object(m)) in self.messages.iter().enumerate() {
+            let at = join(prefix, &format!("messages[{i}]"));
+            let Some(role) = role_of(&m.role) else {
+                return Err(loc.err(
+                    &join(&at, "role"),
+                    format!("unknown role {:?} (Inspect's: system, user, assistant, tool)", m.role),
+                ));
+            };
+            let (mut text, reasoning) = self.content(loc, &join(&at, "content"), &m.content)?;
+            let mut msg = Message::new(i, role, String::new());
+            msg.reasoning = reasoning;
+            match role {
+                Role::Assistant => {
+                    for (k, Object(call)) in m.tool_calls.iter().flatten().enumerate() {
+                        let args_at = format!("{at}.tool_calls[{k}].arguments");
+                        let Some(args) = call.arguments.as_ref().filter(|a| !a.is_null()) else {
+                            return Err(loc.err(&args_at, "missing"));
+                        };
+                        let arguments = call_arguments(loc, Some(args), &args_at)?;
+                        msg.tool_calls.push(ToolCall {
+                            id: Some(call.id.clone()),
+                            name: call.function.clone(),
+                            arguments,
+                            from_text: false,
+                        });
+                    }
+                }
+                Role::Tool => {
+                    msg.tool_call_id = match &m.tool_call_id {
+                        None | Some(Value::Null) => None,
+                        Some(Value::String(s)) => Some(s.clone()),
+                        Some(other) => {
+                            return Err(loc.err(
+                                &join(&at, "tool_call_id"),
+                                format!("invalid type: {}, expected a string", kind(other)),
+                            ));
+                        }
+                    };
+                    msg.tool_name = m.function.clone();
+                    if text.is_empty()
+                        && let Some(Object(error)) = &m.error
+                    {
+                        text = error.message.clone();
+                    }
+                }
+                Role::System | Role::User => {}
+            }
+            msg.text = text;
+            messages.push(msg);
+        }
+        link_tool_names(&mut messages);
+        let resolved = self
+            .scores
+            .as_ref()
+            .and_then(|s| declared_resolved(s.values().map(|v| v.as_ref().map_or(&Value::Null, |Object(s)| &s.value))));
+        let repo = self
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get("repo"))
+            .and_then(Value::as_str)
+            .filter(|r| r.contains('/'))
+            .map(str::to_string);
+        let instance_id = if several_epochs { format!("{}@epoch{}", self.id, self.epoch) } else { self.id.clone() };
+        Ok(Trajectory { instance_id, source: SOURCE_INSPECT, resolved, tools: None, repo, messages })
+    }
+}
+
+impl TrajectoryFormat for InspectSample {
+    const CONTAINER: Container = Container::Object;
+    const ID_FIELDS: &'static [&'static str] = &["id"];
+
+    fn convert(self, record: &Record) -> Result<Trajectory> {
+        let several = self.epoch > 1;
+        self.trajectory(&record.loc, "", several)
+    }
+
+    /// A first record with `id`, a number `epoch`, `input` and a `messages` list (an
+    /// Inspect `EvalSample`).
+    fn detect(_container: Container, first: &Value) -> bool {
+        first.get("id").is_some()
+            && first.get("epoch").is_some_and(Value::is_number)
+            && first.get("input").is_some()
+            && first.get("messages").is_some_and(Value::is_array)
+    }
+}
+
+/// One sample value read at `loc` / `prefix` (serde's refusal named at its field).
+fn sample(loc: &Loc, prefix: &str, v: &Value, several_epochs: bool) -> Result<Trajectory> {
+    let s: InspectSample = from_value(v).map_err(|r| loc.err(&join(prefix, &r.path), r.message))?;
+    s.trajectory(loc, prefix, several_epochs)
+}
+
+/// Whether any sample of `samples` has `epoch` > 1.
+fn later_epoch<'a>(mut samples: impl Iterator<Item = &'a Value>) -> bool {
+    samples.any(|s| s.get("epoch").and_then(Value::as_u64).is_some_and(|e| e > 1))
+}
+
+/// The samples of an Inspect `.json` log `v` ([`is_log`]) as trajectories, one per
+/// sample in order. Errors: no `samples` (a log written with `log_samples` off), or a
+/// sample refused at its field (`samples[2].messages[3].role`).
+pub fn read_log(path: &Path, v: &Value) -> Result<Vec<Trajectory>> {
+    let loc = Loc::file(path);
+    let samples = match v.get("samples") {
+        Some(Value::Array(samples)) => samples,
+        None | Some(Value::Null) => {
+            return Err(loc.err("samples", "missing: the log holds no samples (written with log_samples off?)"));
+        }
+        Some(other) => return Err(loc.err("samples", format!("invalid type: {}, expected an array", kind(other)))),
+    };
+    let several = epochs_of(v).is_some_and(|e| e > 1) || later_epoch(samples.iter());
+    samples.iter().enumerate().map(|(i, s)| sample(&loc, &format!("samples[{i}]"), s, several)).collect()
+}
+
+/// Reads member `index` of `zip` as UTF-8 text. Errors name `label` (the member as a
+/// path inside the archive).
+fn member_text(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, index: usize, label: &Path) -> Result<String> {
+    let unreadable = |e: &dyn std::fmt::Display| InputError::at(label, None, None, format!("cannot unzip: {e}"));
+    let mut file = zip.by_index(index).map_err(|e| unreadable(&e))?;
+    let mut bytes = Vec::with_capacity(file.size() as usize);
+    file.read_to_end(&mut bytes).map_err(|e| unreadable(&e))?;
+    Ok(crate::ingest::json::utf8_document(label, &bytes)?.to_string())
+}
+
+/// A member's text parsed under the anomaly policy ([`anomaly::scan`]). Errors: not JSON.
+fn member_json(text: &str, label: &Path) -> Result<(Value, Vec<Anomaly>)> {
+    let scanned = anomaly::scan(text);
+    let value = serde_json::from_str(&scanned.text)
+        .map_err(|e| InputError::at(label, Some(e.line() as u64), None, format!("not JSON: {e}")))?;
+    Ok((value, scanned.anomalies))
+}
+
+/// The samples of an Inspect `.eval` archive (`bytes`, read once by the input layer) as
+/// trajectories, one per `samples/*.json` member in the archive's order.
+///
+/// Errors: not a zip the `zip` crate reads; no sample member (a log written with
+/// `log_samples` off, or before any sample finished); a member that is not UTF-8 JSON
+/// or a sample refused at its field — each named as `run.eval/samples/<member>`.
+pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
+    let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
+        .map_err(|e| InputError::at(path, None, None, format!("not a readable .eval archive (zip): {e}")))?;
+    let label = |member: &str| PathBuf::from(format!("{}/{member}", path.display()));
+    let mut header_epochs = None;
+    let mut samples = Vec::new();
+    for index in 0..zip.len() {
+        let name = match zip.name_for_index(index) {
+            Some(Ok(name)) => name.into_owned(),
+            Some(Err(e)) => return Err(InputError::at(path, None, None, format!("cannot unzip: {e}")).into()),
+            None => continue,
+        };
+        let is_sample = name.starts_with("samples/") && name.ends_with(".json");
+        let is_header = name == "header.json" || (name == "_journal/start.json" && header_epochs.is_none());
+        if !is_sample && !is_header {
+            continue;
+        }
+        let at = label(&name);
+        let text = member_text(&mut zip, index, &at)?;
+        let (value, anomalies) = member_json(&text, &at)?;
+        if is_sample {
+            samples.push((name, value, anomalies));
+        } else {
+            header_epochs = Some(epochs_of(&value));
+        }
+    }
+    if samples.is_empty() {
+        return Err(InputError::at(
+            path,
+            None,
+            None,
+            "no sample in the archive (no samples/*.json: written with log_samples off, or before any sample finished)",
+        )
+        .into());
+    }
+    let several = header_epochs.flatten().is_some_and(|e| e > 1) || later_epoch(samples.iter().map(|(_, v, _)| v));
+    let mut out = Vec::with_capacity(samples.len());
+    for (name, value, anomalies) in &samples {
+        let at = label(name);
+        out.push(sample(&Loc::file(&at), "", value, several)?);
+        anomaly::record(anomalies.iter().map(|a| Recorded {
+            line: Some(a.line),
+            field: format!("{name}:{}", a.path),
+            kind: a.kind,
+            detail: a.detail.clone(),
+            occurrences: a.occurrences,
+        }));
+    }
+    Ok(out)
+}
