@@ -464,12 +464,14 @@ pub fn build(
             options.template_origin
         );
     }
-    let instances: Vec<(String, Option<String>, String, String)> = {
+    // (trajectory key, family, source path, source SHA-256)
+    type Source = (String, Option<String>, String, String);
+    let instances: Vec<Source> = {
         let mut stmt = conn.prepare(
             "select t.instance_id, t.family, l.path, l.sha256, t.instance from sft_trajectories as t \
              join ingest_log as l using (file_id) order by t.instance_id",
         )?;
-        let all: Vec<((String, Option<String>, String, String), String)> = stmt
+        let all: Vec<(Source, String)> = stmt
             .query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?), r.get(4)?)))?
             .collect::<duckdb::Result<Vec<_>>>()?;
         // a wanted id names a trajectory by its key, or every attempt of an instance
