@@ -157,7 +157,7 @@ const DEMO_LINKS: &[&str] = &[
     "split_counts_v1.examples",
     "split_criteria_v1.train_a",
     "split_criteria_v1.train_b",
-    "sft_dedup_v1.views",
+    "sft_dedup_v2.views",
     "sft_recovery_exposure_v1.recovery_views",
 ];
 
@@ -189,11 +189,11 @@ const DEMO_GROUPS: &[&str] = &[
      where is_training and half in ('a', 'b')",
     // dedup: every training view; one per set of identical lines; one per repair instance
     // (a union view, named by its instance) and every recovery view
-    "select 'sft_dedup_v1.views', 'mode=none', view_id, true from training",
-    "select 'sft_dedup_v1.views', 'mode=exact', min(view_id), true from training \
+    "select 'sft_dedup_v2.views', 'mode=none', view_id, true from training",
+    "select 'sft_dedup_v2.views', 'mode=exact', min(view_id), true from training \
      group by instance_id, input_ids, loss_mask",
-    "select distinct 'sft_dedup_v1.views', 'mode=union', instance_id, true from training where role = 'repair' \
-     union all select 'sft_dedup_v1.views', 'mode=union', view_id, true from training where role = 'recovery'",
+    "select distinct 'sft_dedup_v2.views', 'mode=union', instance_id, true from training where role = 'repair' \
+     union all select 'sft_dedup_v2.views', 'mode=union', view_id, true from training where role = 'recovery'",
     "select 'sft_recovery_exposure_v1.recovery_views', 'mode=' || m, view_id, true \
      from training, (values ('none'), ('union')) as t(m) where role = 'recovery'",
 ];

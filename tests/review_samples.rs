@@ -206,7 +206,7 @@ fn every_view_answers_without_sphragis_functions() {
             "view" => name.clone(),
             "macro" => match name.as_str() {
                 "sft_weight_projection_at_v1" => format!("{name}([1.0])"),
-                "sft_budget_at_v1" => format!("{name}([8], [100])"),
+                "sft_budget_at_v1" | "sft_budget_at_v2" => format!("{name}([8], [100])"),
                 "sft_truncation_at_v1" | "sft_truncation_views_at_v1" => format!("{name}([8192], 'right')"),
                 "version_diff_at_v1" | "example_moves_at_v1" | "version_diff_at_v2" | "example_moves_at_v2" => {
                     format!("{name}('v2', 'v3')")

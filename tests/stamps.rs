@@ -95,7 +95,7 @@ fn parametrised_reports_are_stamped_with_their_macro_and_arguments() {
     );
 
     let json = check(&db, &["budget", "--grad-accum", "2", "--steps", "10,30"]);
-    assert_eq!(json["name"], "sft_budget_at_v1");
+    assert_eq!(json["name"], "sft_budget_at_v2");
     assert_eq!(json["arguments"], "[2], [10, 30]");
     let rows = json["rows"].as_array().unwrap();
     // 3 training views at G = 2: ceil(3 / 2) = 2 updates per epoch; 10 and 30 steps make 5 and 15 passes.
@@ -135,7 +135,7 @@ fn parametrised_reports_are_stamped_with_their_macro_and_arguments() {
         .unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("macro sft_weight_projection_at_v1 sha256 ") && text.contains("args ([1.0])"), "{text}");
-    assert!(text.contains("macro sft_budget_at_v1 sha256 ") && text.contains("args ([8], [7])"), "{text}");
+    assert!(text.contains("macro sft_budget_at_v2 sha256 ") && text.contains("args ([8], [7])"), "{text}");
     assert!(!text.contains("view sft_weight_projection_v1 sha256"), "the grid view's stamp must not label macro rows");
 }
 
@@ -172,8 +172,8 @@ fn macros_are_callable_from_a_stock_client() {
     );
     assert_eq!(
         rows,
-        serde_json::json!([{"kind": "macro", "n": 13}]),
-        "5 SFT macros (budget, truncation, truncation views, weight projection, view positions), the 5 of diff (example moves and version diff, v1 and v2; report diff), the 2 of check (check_sft_truncation_at_v1, check_findings_at_v1) and the paired bootstrap of runs (eval_pair_bootstrap_at_v1)"
+        serde_json::json!([{"kind": "macro", "n": 14}]),
+        "6 SFT macros (budget v1 and v2, truncation, truncation views, weight projection, view positions), the 5 of diff (example moves and version diff, v1 and v2; report diff), the 2 of check (check_sft_truncation_at_v1, check_findings_at_v1) and the paired bootstrap of runs (eval_pair_bootstrap_at_v1)"
     );
     // the verdict from a stock client, at another training length
     let rows = stock_rows(
@@ -184,7 +184,7 @@ fn macros_are_callable_from_a_stock_client() {
     // The pointer macro follows the latest version.
     assert_eq!(
         stock_rows(&db, "select passes from sft_budget_at([8], [100])"),
-        stock_rows(&db, "select passes from sft_budget_at_v1([8], [100])")
+        stock_rows(&db, "select passes from sft_budget_at_v2([8], [100])")
     );
 }
 

@@ -1,6 +1,7 @@
 -- check_findings_at_v1(max_length, side): every check of the default suite with its verdict
 -- under the default conditions (issue 26): the union of check_ingest_v1, check_review_v1,
--- check_sft_contract_v1, check_sft_pools_v1, check_sft_truncation_at_v1(max_length, side)
+-- check_sft_contract_v1, check_sft_pools_v1, check_sft_packs_v1, check_sft_attempts_v1,
+-- check_sft_truncation_at_v1(max_length, side)
 -- and check_eval_v1. `sphragis check` reads these rows, applies checks.toml (severity,
 -- conditions, scopes, enabled) to the same figures and records what it judged in
 -- check_results.
@@ -32,6 +33,7 @@ with checks as (
     union all select * from check_sft_contract_v1
     union all select * from check_sft_pools_v1
     union all select * from check_sft_packs_v1
+    union all select * from check_sft_attempts_v1
     union all select * from check_sft_truncation_at_v1(max_length, side)
     union all select * from check_eval_v1
 ),

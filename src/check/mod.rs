@@ -458,6 +458,8 @@ pub const CHECKS: &[CheckInfo] = checks![
     "pack_padding_supervised", "sft", "check_sft_packs_v1", "packed rows that supervise padding";
     "pack_supervision_crosses", "sft", "check_sft_packs_v1", "packed rows supervising a conversation's first position, scored from the one before";
     "pack_ledger", "sft", "check_sft_packs_v1", "packed rows whose claimed counts differ from the row's";
+    "trajectory_attempts", "sft", "check_sft_attempts_v1", "trajectories of instances with several attempts, and the unresolved ones";
+    "identical_attempts", "sft", "check_sft_attempts_v1", "attempts whose messages equal an earlier attempt of the instance";
     "trains_nothing_after_truncation", "sft", "check_sft_truncation_at_v1", "training views that train nothing once truncated";
     "final_report_lost_after_truncation", "sft", "check_sft_truncation_at_v1", "training views whose supervised final report truncation cuts";
     "instances_without_outcome", "eval", "check_eval_v1", "instances of a run that no file grades";

@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "W,W,...", value_delimiter = ',', value_parser = parse_weight, help_heading = "Parameters of the parametrised reports")]
     pub weights: Vec<f64>,
     /// budget: gradient accumulation sizes (each >= 1; default 8 when only --steps is
-    /// given), computed by the table macro sft_budget_at_v1 instead of the view's grid.
+    /// given), computed by the table macro sft_budget_at_v2 instead of the view's grid.
     #[arg(long, value_name = "G,G,...", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..), help_heading = "Parameters of the parametrised reports")]
     pub grad_accum: Vec<u32>,
     /// budget: fixed optimizer step counts (each >= 1; default 1000 when only

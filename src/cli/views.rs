@@ -57,7 +57,8 @@ pub struct BuildArgs {
     /// naming one is an error), ignore = kept like any assistant message.
     #[arg(long, value_enum, default_value = "respect")]
     pub source_flags: SourceFlags,
-    /// Only this instance (repeatable); default: every loaded trajectory.
+    /// Only this instance, every attempt of it, or one attempt by its key
+    /// `<instance>#<attempt>` (repeatable); default: every loaded trajectory.
     #[arg(long = "instance")]
     pub instances: Vec<String>,
     /// Output JSONL file.

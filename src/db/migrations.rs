@@ -144,6 +144,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0020_sft_view_packs.sql",
         sql: include_str!("../../migrations/0020_sft_view_packs.sql"),
     },
+    Migration {
+        version: 21,
+        description: "trajectory_attempts",
+        file: "0021_trajectory_attempts.sql",
+        sql: include_str!("../../migrations/0021_trajectory_attempts.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

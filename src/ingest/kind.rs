@@ -149,7 +149,9 @@ impl InputKind {
             // beside it (outcomes enter only through `load outcomes`)
             // 3: sft_commands.call_index is the index of the tool call the command
             // comes from (was its ordinal among the message's shell commands)
-            Self::Trajectories => "trajectories/3",
+            // 4: several trajectories of one instance are kept as attempts (issue 27),
+            // keyed '<instance>#<attempt>' after the first, no longer refused as repeats
+            Self::Trajectories => "trajectories/4",
             Self::Outcomes => "outcomes/1",
             Self::Pools => "pools/1",
             Self::Manifest => "manifest/1",

@@ -62,7 +62,7 @@ impl Arguments {
     pub fn macro_names(&self) -> &'static [&'static str] {
         match self {
             Arguments::Weights(_) => &["sft_weight_projection_at_v1"],
-            Arguments::Budget { .. } => &["sft_budget_at_v1"],
+            Arguments::Budget { .. } => &["sft_budget_at_v2"],
             Arguments::Truncation { .. } => &["sft_truncation_at_v1", "sft_truncation_views_at_v1"],
             Arguments::Bootstrap { .. } => &["eval_pair_bootstrap_at_v1"],
         }
@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(Arguments::Weights(vec![1e-7]).to_sql().unwrap(), "[1e-7]");
         let budget = Arguments::Budget { grad_accums: vec![8], step_counts: vec![100, 500] };
         assert_eq!(budget.to_sql().unwrap(), "[8], [100, 500]");
-        assert_eq!(budget.macro_names(), ["sft_budget_at_v1"]);
+        assert_eq!(budget.macro_names(), ["sft_budget_at_v2"]);
         let truncation = Arguments::Truncation { max_lengths: vec![8192, 32768], side: Side::Left };
         assert_eq!(truncation.to_sql().unwrap(), "[8192, 32768], 'left'");
         assert!(Arguments::Truncation { max_lengths: vec![0], side: Side::Right }.to_sql().is_err());

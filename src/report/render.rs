@@ -109,7 +109,7 @@ fn json_value(cell: &Cell) -> serde_json::Value {
 
 /// The stamp every rendering carries: `<view|macro> <name> sha256 <hex>`, then
 /// ` args (<literals>)` for a macro and ` where <filter>` when rows were filtered, e.g.
-/// `macro sft_budget_at_v1 sha256 … args ([8], [500])`. Empty for an ad-hoc query.
+/// `macro sft_budget_at_v2 sha256 … args ([8], [500])`. Empty for an ad-hoc query.
 pub fn stamp(table: &ReportTable) -> String {
     let Some(st) = &table.stamp else { return String::new() };
     let mut s = format!("{} {} sha256 {}", st.kind.as_str(), st.name, st.sha256);

@@ -419,7 +419,8 @@ pub fn apply_keep(view: &RenderedView, keep: &[i64]) -> Vec<u8> {
 pub struct BuildOptions {
     pub pool: String,
     pub policy: Policy,
-    /// Only these instances (all loaded trajectories when empty).
+    /// Only these trajectories (all loaded trajectories when empty): an instance names
+    /// every attempt of it, a key `<instance>#<attempt>` one attempt.
     pub instances: Vec<String>,
     /// SHA-256 of the tokenizer.json and of the template text, recorded in `origin`.
     pub tokenizer_sha256: String,
@@ -463,23 +464,30 @@ pub fn build(
             options.template_origin
         );
     }
-    let instances: Vec<(String, Option<String>, String, String)> = {
+    // (trajectory key, family, source path, source SHA-256)
+    type Source = (String, Option<String>, String, String);
+    let instances: Vec<Source> = {
         let mut stmt = conn.prepare(
-            "select t.instance_id, t.family, l.path, l.sha256 from sft_trajectories as t \
+            "select t.instance_id, t.family, l.path, l.sha256, t.instance from sft_trajectories as t \
              join ingest_log as l using (file_id) order by t.instance_id",
         )?;
-        let all = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        let all: Vec<(Source, String)> = stmt
+            .query_map([], |r| Ok(((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?), r.get(4)?)))?
             .collect::<duckdb::Result<Vec<_>>>()?;
+        // a wanted id names a trajectory by its key, or every attempt of an instance
+        let names = |w: &String, key: &String, instance: &String| w == key || w == instance;
         if options.instances.is_empty() {
-            all
+            all.into_iter().map(|(a, _)| a).collect()
         } else {
-            for wanted in &options.instances {
-                if !all.iter().any(|a| &a.0 == wanted) {
-                    bail!("no trajectory {wanted} is loaded");
+            for w in &options.instances {
+                if !all.iter().any(|(a, instance)| names(w, &a.0, instance)) {
+                    bail!("no trajectory {w} is loaded");
                 }
             }
-            all.into_iter().filter(|a| options.instances.contains(&a.0)).collect()
+            all.into_iter()
+                .filter(|(a, instance)| options.instances.iter().any(|w| names(w, &a.0, instance)))
+                .map(|(a, _)| a)
+                .collect()
         }
     };
     // This thread reads the trajectories from the database (one connection) and hands

@@ -5,7 +5,8 @@
 //! shell-command rule (the git-history rule is [`crate::shell`]'s); [`outcomes`] reads
 //! SWE-bench `report.json`; [`heuristics`] reads test commands, file
 //! writes and pass/fail summaries; [`store`] loads trajectories and SWE-bench outcomes
-//! with those verdicts stored as columns; [`render`] turns messages into tokenized views
+//! with those verdicts stored as columns, several trajectories of one instance kept as
+//! numbered attempts ([`attempts`]); [`render`] turns messages into tokenized views
 //! with a chat template (verified token for token against Hugging Face's
 //! `apply_chat_template`); [`build`] renders loaded trajectories with a supervision
 //! policy; [`views`] loads views in the field's conventions; [`segments`] cuts their
@@ -14,6 +15,7 @@
 //! the split manifest and a samples database. The contract checks, the per-instance
 //! tables and the pool audit are views in `sql/sft/` and `sql/pools/`.
 
+pub mod attempts;
 pub mod build;
 pub mod family;
 pub mod formats;

@@ -4,12 +4,14 @@
 //! Trajectories of any supported format ([`trajectories::read_bytes`]) become rows
 //! of `sft_trajectories`, `sft_messages`, `sft_tool_calls` and `sft_commands`; the
 //! git-history verdict of each shell command ([`trajectories::is_git_history_command`])
-//! is stored as a column. A SWE-bench `report.json` becomes a row of `sft_outcomes`.
+//! is stored as a column. Several trajectories of one instance are kept as attempts
+//! ([`attempts`]). A SWE-bench `report.json` becomes a row of `sft_outcomes`.
 //! Outcomes enter only through `load outcomes`: no reader looks beside a trajectory for
 //! a report, so every stored outcome is an input bound by path and SHA-256. Thinking
 //! lengths re-tokenized at load record the tokenizer's SHA-256 beside them
 //! (`sft_messages.reasoning_tokenizer_sha256`).
 
+use super::attempts::{self, Attempt};
 use super::trajectories::{self, Trajectory};
 use super::views::family_of;
 use crate::ingest::read::TokenizerFile;
@@ -29,8 +31,13 @@ pub const EDIT_TOOLS: &[&str] =
 /// glob of shards: [`load_trajectories_all`]) is read row by row, each row as the JSON
 /// object DuckDB's `to_json` writes of it.
 ///
-/// Errors: the reader rejects the file (naming row, message and field), or an instance
-/// id is already loaded; the database is then unchanged.
+/// Several trajectories of one instance are kept, each as an attempt
+/// ([`attempts::number`]: the attempt's key in `sft_trajectories.instance_id`, the
+/// instance and attempt beside it).
+///
+/// Errors: the reader rejects the file (naming row, message and field), a trajectory has
+/// no message, or [`attempts::number`] refuses one (the same messages as an attempt loaded
+/// from another file); the database is then unchanged.
 pub fn load_trajectories(conn: &Connection, path: &Path, tokenizer: Option<&TokenizerFile>) -> Result<LoadOutcome> {
     if crate::ingest::parquet::is_shard_set(path) {
         anyhow::bail!(
@@ -88,7 +95,7 @@ pub fn load_trajectories_all(
 /// Stores `read`, the trajectories of the file `path` (or of a Parquet file's rows), under
 /// `file_id`. Returns the number stored.
 ///
-/// Errors: a trajectory without messages, an instance repeated or already loaded.
+/// Errors: a trajectory without messages, or [`attempts::number`] refuses one.
 fn write_file(
     conn: &Connection,
     path: &Path,
@@ -96,10 +103,6 @@ fn write_file(
     read: Vec<Trajectory>,
     tokenizer: Option<&TokenizerFile>,
 ) -> Result<i64> {
-    let mut seen = std::collections::HashMap::new();
-    let mut stmt = conn.prepare(
-        "select l.path from sft_trajectories as t join ingest_log as l using (file_id) where t.instance_id = ?",
-    )?;
     for (row, t) in read.iter().enumerate() {
         if t.messages.is_empty() {
             return Err(InputError::at(
@@ -110,36 +113,26 @@ fn write_file(
             )
             .into());
         }
-        if let Some(first) = seen.insert(t.instance_id.clone(), row) {
-            return Err(InputError::at(
-                path,
-                None,
-                Some(&format!("[{row}]")),
-                format!("instance {} repeats row {first}", t.instance_id),
-            )
-            .into());
-        }
-        if let Ok(earlier) = stmt.query_row([&t.instance_id], |r| r.get::<_, String>(0)) {
-            return Err(InputError::at(
-                path,
-                None,
-                Some(&format!("[{row}]")),
-                format!("instance {} is already loaded from {earlier}", t.instance_id),
-            )
-            .into());
-        }
     }
-    store(conn, file_id, &read, tokenizer).with_context(|| path.display().to_string())
+    let attempts = attempts::number(conn, path, &read)?;
+    store(conn, file_id, &read, &attempts, tokenizer).with_context(|| path.display().to_string())
 }
 
-fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option<&TokenizerFile>) -> Result<i64> {
+fn store(
+    conn: &Connection,
+    file_id: i32,
+    read: &[Trajectory],
+    attempts: &[Attempt],
+    tokenizer: Option<&TokenizerFile>,
+) -> Result<i64> {
     use crate::rules::compress::{DEFAULT_MAX_RATIO, DEFAULT_MIN_CHARS, is_long_repetition, zlib_ratio};
     let mut trajectories = conn.appender("sft_trajectories")?;
     let mut messages = conn.appender("sft_messages")?;
     let mut calls = conn.appender("sft_tool_calls")?;
     let mut commands = conn.appender("sft_commands")?;
     use super::heuristics::{is_test_command, is_write_command, test_result};
-    for (row, t) in read.iter().enumerate() {
+    for (row, (t, at)) in read.iter().zip(attempts).enumerate() {
+        let key = &at.key;
         let tools = t.tools.as_ref().map(Value::to_string);
         // Heuristic verdicts per message: does an assistant message run tests or write a
         // file, and what does the observation after a test run say.
@@ -163,18 +156,20 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
             }
         }
         trajectories.append_row(params![
-            t.instance_id,
+            key,
             t.source,
             t.repo.as_deref().and_then(super::family::family_from_repo).or_else(|| family_of(&t.instance_id)),
             tools,
             t.resolved,
             t.messages.len() as i32,
             file_id,
-            row as i32 + 1
+            row as i32 + 1,
+            at.instance,
+            at.attempt
         ])?;
         for m in &t.messages {
             messages.append_row(params![
-                t.instance_id,
+                key,
                 m.index as i32,
                 m.role.as_str(),
                 m.text,
@@ -207,7 +202,7 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
             ])?;
             for (k, c) in m.tool_calls.iter().enumerate() {
                 calls.append_row(params![
-                    t.instance_id,
+                    key,
                     m.index as i32,
                     k as i32,
                     c.id,
@@ -223,7 +218,7 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
                 for (k, command) in trajectories::shell_calls(m) {
                     let command = &command;
                     commands.append_row(params![
-                        t.instance_id,
+                        key,
                         m.index as i32,
                         k as i32,
                         command,
@@ -235,7 +230,7 @@ fn store(conn: &Connection, file_id: i32, read: &[Trajectory], tokenizer: Option
             }
         }
     }
-    trajectories.flush().context("writing trajectories (an instance_id may already be loaded)")?;
+    trajectories.flush().context("writing trajectories")?;
     messages.flush()?;
     calls.flush()?;
     commands.flush()?;

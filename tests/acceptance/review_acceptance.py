@@ -147,7 +147,7 @@ import duckdb  # noqa: E402  (installed by .ci/run into a venv)
 
 con = duckdb.connect(db, read_only=True)
 # table macros (parametrised figures) are called with one-element arguments
-calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [100])",
+calls = {"sft_weight_projection_at_v1": "([1.0])", "sft_budget_at_v1": "([8], [100])", "sft_budget_at_v2": "([8], [100])",
          "sft_truncation_at_v1": "([8192], 'right')", "sft_truncation_views_at_v1": "([8192], 'right')",
          "version_diff_at_v1": "('v2', 'v3')", "example_moves_at_v1": "('v2', 'v3')",
          "version_diff_at_v2": "('v2', 'v3')", "example_moves_at_v2": "('v2', 'v3')",

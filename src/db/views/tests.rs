@@ -146,7 +146,7 @@ fn view_replaced_outside_sphragis_is_refused_on_read() {
         ),
         (
             "create or replace macro sft_budget_at(grad_accums, step_counts) as table select 1 as passes",
-            "macro sft_budget_at in this file was changed outside sphragis: it should select from sft_budget_at_v1",
+            "macro sft_budget_at in this file was changed outside sphragis: it should select from sft_budget_at_v2",
         ),
     ] {
         Connection::open(&path).unwrap().execute_batch(replace).unwrap();

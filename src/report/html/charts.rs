@@ -60,7 +60,7 @@ fn num(c: &Cell) -> f64 {
 
 /// The chart of one report table as inline SVG, or `None` when the view has no chart or
 /// no rows. Each chart reads the rows of `t` (its own stamped view); the context-length
-/// histogram also reads `sft_instances_v2` (per-instance lengths) when that table is in
+/// histogram also reads `sft_instances_v3` (per-instance lengths) when that table is in
 /// `all`, and says so in its title.
 ///
 /// Errors: a column the chart needs is missing, or plotters cannot draw.
@@ -132,7 +132,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
                 &[("passed", "passed"), ("failed", "failed"), ("not_checked", "not checked")],
             )?
             .stacked(),
-        "sft_dedup_v1" => r.bars(
+        "sft_dedup_v2" => r.bars(
             "Exposure before and after dedup",
             "supervised positions",
             &["mode"],
@@ -146,7 +146,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
                 &[("region_share", "region share")],
             )?
             .shares(),
-        "sft_membership_v1" => r
+        "sft_membership_v2" => r
             .bars(
                 "Labelled pools: share among training views before and after union dedup",
                 "share",
@@ -195,7 +195,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             })?));
         }
         "sft_truncation_v1" | "sft_truncation_at_v1" => return truncation(t).map(Some),
-        "sft_context_lengths_v1" => return context_histogram(t, all),
+        "sft_context_lengths_v2" => return context_histogram(t, all),
         _ => return Ok(None),
     };
     Ok(Some(draw_bars(&b)?))
@@ -273,15 +273,15 @@ fn truncation(t: &ReportTable) -> Result<String> {
     })
 }
 
-/// The context-length histogram: per-instance lengths from `sft_instances_v2.tokens` (the
-/// instance's longest view, the same lengths `sft_context_lengths_v1` summarises), binned
+/// The context-length histogram: per-instance lengths from `sft_instances_v3.tokens` (the
+/// instance's longest view, the same lengths `sft_context_lengths_v2` summarises), binned
 /// in 16 equal bins, with the P50 / P90 of `t` and the 32,768-token line. Without the
 /// instances table in the report, P50 / P90 / max as bars beside the 32,768 line.
 fn context_histogram(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
     let r = Rows(t);
     let (p50, p90) = (r.nums("p50")?[0], r.nums("p90")?[0]);
     let instances =
-        all.iter().find(|x| x.stamp.as_ref().is_some_and(|s| s.name == "sft_instances_v2") && !x.rows.is_empty());
+        all.iter().find(|x| x.stamp.as_ref().is_some_and(|s| s.name == "sft_instances_v3") && !x.rows.is_empty());
     let Some(instances) = instances else {
         let mut b = r.bars(
             "Context length per instance: P50, P90, max",
@@ -308,7 +308,7 @@ fn context_histogram(t: &ReportTable, all: &[ReportTable]) -> Result<Option<Stri
         points.push(((i + 1) as f64 * step, *c));
     }
     Ok(Some(draw_lines(&Lines {
-        title: format!("Context length per instance ({} instances; sft_instances_v2.tokens)", lengths.len()),
+        title: format!("Context length per instance ({} instances; sft_instances_v3.tokens)", lengths.len()),
         x_desc: "tokens (longest view of the instance)".into(),
         y_desc: "instances per bin".into(),
         series: vec![("instances".into(), points)],
