@@ -22,7 +22,8 @@ fn main() {
             // unless excluded: only tracked changes make the build "dirty"). Without
             // --no-optional-locks git refreshes the index as it looks, and that write made
             // the next build rebuild the crate for nothing (found by a fresh user).
-            let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            let dirty = git(&["--no-optional-locks", "status", "--porcelain", "--untracked-files=no"])
+                .is_some_and(|s| !s.is_empty());
             // Rebuild when HEAD moves or the index changes (a commit, a checkout).
             for name in ["HEAD", "index"] {
                 if let Some(p) = git(&["rev-parse", "--git-path", name]) {
