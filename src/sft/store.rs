@@ -77,7 +77,8 @@ pub fn load_trajectories_all(
                 if text.is_empty() {
                     anyhow::bail!("{}: no row: a Parquet trajectory file holds one trajectory a row", path.display());
                 }
-                let read = trajectories::detect_and_read(path, &text).map_err(|e| ingest::parquet::name_rows(path, e))?;
+                let read =
+                    trajectories::detect_and_read(path, &text).map_err(|e| ingest::parquet::name_rows(path, e))?;
                 write_file(conn, path, file_id, read, tokenizer).map_err(|e| ingest::parquet::name_rows(path, e))
             },
         );

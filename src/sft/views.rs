@@ -85,8 +85,8 @@ mod narrow;
 pub mod packing;
 mod parquet;
 mod writer;
-pub use writer::ViewWriter;
 use narrow::{Narrow, NarrowInt};
+pub use writer::ViewWriter;
 
 /// The fields that name a view, its instance, its pool and its repository family (the
 /// grouping key of the isolation checks): a lone surrogate escape in them

@@ -178,4 +178,3 @@ impl<'conn> ViewWriter<'conn> {
 fn to_i32(v: i64) -> i32 {
     i32::try_from(v).unwrap_or(if v < 0 { i32::MIN } else { i32::MAX })
 }
-
