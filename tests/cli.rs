@@ -523,11 +523,68 @@ fn demo_builds_and_prints_every_report() {
         assert!(stdout.contains(&format!("view {view} sha256")), "{view}");
     }
     assert!(s.dir.join("sphragis-demo.duckdb").is_file());
-    // From a directory without data-samples/, the embedded copies are used.
+    demo_holds_every_shape_and_both_runs(&s.dir.join("sphragis-demo.duckdb"));
+    // From a directory without data-samples/, the embedded copies are used: the same database.
+    std::fs::remove_file(s.dir.join("sphragis-demo.duckdb")).unwrap();
     let out =
         Command::new(env!("CARGO_BIN_EXE_sphragis")).args(["demo", "--quiet"]).current_dir(&s.dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(s.dir.join("sphragis-demo.duckdb.samples/review/examples.jsonl").is_file());
+    assert!(s.dir.join("sphragis-demo.duckdb.samples/sft/shapes/inspect/calc.eval").is_file());
+    demo_holds_every_shape_and_both_runs(&s.dir.join("sphragis-demo.duckdb"));
+}
+
+/// The demo loads every trajectory shape of `data-samples/sft/shapes/` and the runs `base`
+/// and `ft2` (issue 27: each shape loaded by the demo). Figures by hand from the samples'
+/// READMEs: trajectories and messages per file (sharegpt 7 + 4 messages; ms-swift 8; nebius
+/// 5 + 7 + 7 + 5 and a fourth sqlfluff attempt of 4; ATIF 11 and its continuation's 6 new
+/// messages; Inspect 12 + 6 in each log); base: a resolved, b c d unresolved, e no outcome;
+/// ft2: results.json resolves a b d, c and e implied unresolved.
+fn demo_holds_every_shape_and_both_runs(db: &Path) {
+    let conn = duckdb::Connection::open_with_flags(
+        db,
+        duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap(),
+    )
+    .unwrap();
+    let per_file: Vec<(String, i64, i64)> = conn
+        .prepare(
+            "select regexp_extract(l.path, '[^/]+$'), count(*), \
+                    sum((select count(*) from sft_messages as m where m.instance_id = t.instance_id)) \
+             from sft_trajectories as t join ingest_log as l using (file_id) \
+             where l.path like '%/shapes/%' group by 1 order by 1",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let want = [
+        ("calc.eval", 2, 18),
+        ("calc_epochs.json", 2, 18),
+        ("nebius_attempts.json", 4, 24),
+        ("nebius_more_attempts.json", 1, 4),
+        ("sharegpt_agent.jsonl", 2, 11),
+        ("swift_agent.jsonl", 1, 8),
+        ("trajectory.cont-1.json", 1, 6),
+        ("trajectory.json", 1, 11),
+    ];
+    assert_eq!(per_file, want.map(|(f, t, m)| (f.to_string(), t, m)).to_vec());
+    let sqlfluff: (i64, i32) = conn
+        .query_row(
+            "select count(*), max(attempt) from sft_trajectories where instance = 'sqlfluff__sqlfluff-2419'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(sqlfluff, (4, 3), "four attempts of one instance, numbered 0..3");
+    let runs: Vec<(String, i64, i64, i64)> = conn
+        .prepare("select run, instances, graded, resolved from eval_runs_v3 order by run")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(runs, vec![("base".to_string(), 5, 4, 1), ("ft2".to_string(), 5, 5, 3)]);
 }
 
 #[test]

@@ -3,7 +3,10 @@
 //! (all rules, reconciled against v2), split v3 into the registered windows and halves,
 //! freeze it (criteria and manifests into `<demo-db>.frozen/`; the sealed window's content
 //! in `<demo-db>.sealed.duckdb`), check it with
-//! `verify --reproduce`, load the SFT audit samples (`data-samples/sft/audit/`), print
+//! `verify --reproduce`, load the SFT audit samples (`data-samples/sft/audit/`), the
+//! trajectories in published shapes (`data-samples/sft/shapes/`: sharegpt, ms-swift,
+//! several attempts, ATIF, Inspect) and two evaluation runs (`data-samples/runs/base`,
+//! `ft2`), print
 //! every report, and write the HTML report `<demo-db>.html` (e.g. `sphragis-demo.html`).
 
 use super::{CliError, FormatArg, Ui};
@@ -42,6 +45,52 @@ const SAMPLES: &[(&str, &[u8])] = &[
         "sft/audit/logs/broken__lint-3/report.json",
         include_bytes!("../../data-samples/sft/audit/logs/broken__lint-3/report.json"),
     ),
+    ("sft/shapes/sharegpt_agent.jsonl", include_bytes!("../../data-samples/sft/shapes/sharegpt_agent.jsonl")),
+    ("sft/shapes/swift_agent.jsonl", include_bytes!("../../data-samples/sft/shapes/swift_agent.jsonl")),
+    (
+        "sft/shapes/attempts/nebius_attempts.json",
+        include_bytes!("../../data-samples/sft/shapes/attempts/nebius_attempts.json"),
+    ),
+    (
+        "sft/shapes/attempts/nebius_more_attempts.json",
+        include_bytes!("../../data-samples/sft/shapes/attempts/nebius_more_attempts.json"),
+    ),
+    ("sft/shapes/atif/trajectory.json", include_bytes!("../../data-samples/sft/shapes/atif/trajectory.json")),
+    (
+        "sft/shapes/atif/trajectory.cont-1.json",
+        include_bytes!("../../data-samples/sft/shapes/atif/trajectory.cont-1.json"),
+    ),
+    ("sft/shapes/inspect/calc.eval", include_bytes!("../../data-samples/sft/shapes/inspect/calc.eval")),
+    ("sft/shapes/inspect/calc_epochs.json", include_bytes!("../../data-samples/sft/shapes/inspect/calc_epochs.json")),
+    ("sft/packed/views.jsonl", include_bytes!("../../data-samples/sft/packed/views.jsonl")),
+    ("runs/base/logs/demo__a-1/report.json", include_bytes!("../../data-samples/runs/base/logs/demo__a-1/report.json")),
+    ("runs/base/logs/demo__b-2/report.json", include_bytes!("../../data-samples/runs/base/logs/demo__b-2/report.json")),
+    ("runs/base/logs/demo__c-3/report.json", include_bytes!("../../data-samples/runs/base/logs/demo__c-3/report.json")),
+    ("runs/base/logs/demo__d-4/report.json", include_bytes!("../../data-samples/runs/base/logs/demo__d-4/report.json")),
+    ("runs/base/trajs/demo__a-1.traj.json", include_bytes!("../../data-samples/runs/base/trajs/demo__a-1.traj.json")),
+    ("runs/base/trajs/demo__b-2.traj.json", include_bytes!("../../data-samples/runs/base/trajs/demo__b-2.traj.json")),
+    ("runs/base/trajs/demo__c-3.traj.json", include_bytes!("../../data-samples/runs/base/trajs/demo__c-3.traj.json")),
+    ("runs/base/trajs/demo__d-4.traj.json", include_bytes!("../../data-samples/runs/base/trajs/demo__d-4.traj.json")),
+    ("runs/base/trajs/demo__e-5.traj.json", include_bytes!("../../data-samples/runs/base/trajs/demo__e-5.traj.json")),
+    ("runs/ft2/results.json", include_bytes!("../../data-samples/runs/ft2/results.json")),
+    ("runs/ft2/trajs/demo__a-1.traj.json", include_bytes!("../../data-samples/runs/ft2/trajs/demo__a-1.traj.json")),
+    ("runs/ft2/trajs/demo__b-2.traj.json", include_bytes!("../../data-samples/runs/ft2/trajs/demo__b-2.traj.json")),
+    ("runs/ft2/trajs/demo__c-3.traj.json", include_bytes!("../../data-samples/runs/ft2/trajs/demo__c-3.traj.json")),
+    ("runs/ft2/trajs/demo__d-4.traj.json", include_bytes!("../../data-samples/runs/ft2/trajs/demo__d-4.traj.json")),
+    ("runs/ft2/trajs/demo__e-5.traj.json", include_bytes!("../../data-samples/runs/ft2/trajs/demo__e-5.traj.json")),
+];
+
+/// The trajectory files in published shapes the demo loads, under `sft/shapes/` (their
+/// figures by hand: `data-samples/sft/shapes/README.md`).
+const SHAPES: &[&str] = &[
+    "sharegpt_agent.jsonl",
+    "swift_agent.jsonl",
+    "attempts/nebius_attempts.json",
+    "attempts/nebius_more_attempts.json",
+    "atif/trajectory.json",
+    "atif/trajectory.cont-1.json",
+    "inspect/calc.eval",
+    "inspect/calc_epochs.json",
 ];
 
 #[derive(Debug, clap::Args)]
@@ -160,6 +209,28 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
         crate::sft::store::load_outcome(&conn, &audit.join("logs").join(id).join("report.json"))?;
     }
     say(format!("loaded the SFT audit samples from {}", display(&audit)));
+    // Trajectories in the shapes the field publishes (issue 27): no view trains on them, so
+    // they add trajectories, instances and attempts, never pool figures.
+    let shapes = samples.join("sft/shapes");
+    for name in SHAPES {
+        crate::sft::store::load_trajectories_all(&conn, &shapes.join(name), None)?;
+    }
+    say(format!("loaded {} trajectory files in published shapes from {}", SHAPES.len(), display(&shapes)));
+    // Two evaluation runs of the runs walk-through (docs/runs.md).
+    for (run, model) in [("base", "base-7b"), ("ft2", "ft-b")] {
+        use crate::eval::load::{RunSpec, check_spec, expand, load_run};
+        let spec = RunSpec {
+            name: run.into(),
+            model: model.into(),
+            harness: Some("mini-swe-agent-1.15.0".into()),
+            continues: None,
+            runaway_turns: 3,
+        };
+        let (files, _) = expand(&[samples.join("runs").join(run)])?;
+        check_spec(&conn, &spec)?;
+        load_run(&conn, &spec, &files)?;
+        say(format!("loaded run {run} (model {model}): {} files", files.len()));
+    }
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", db.display()));
     // the HTML report beside the database: <db without extension>.html

@@ -84,7 +84,8 @@ pub enum Command {
     /// Write every table as partitioned Parquet with manifest.json (tables, files, SHA-256s,
     /// each view's SQL for DuckDB and Spark); sealed-window rows only with --include-sealed.
     Export(export::Args),
-    /// Build a database (default sphragis-demo.duckdb, replaced) from the bundled samples,
+    /// Build a database (default sphragis-demo.duckdb, replaced) from the bundled samples
+    /// (review examples, SFT pools, trajectories in published shapes, two evaluation runs),
     /// refine, split, freeze and verify it, print every report, and write the HTML report
     /// beside it (sphragis-demo.html).
     Demo(demo::Args),
