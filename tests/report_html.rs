@@ -158,7 +158,7 @@ const DEMO_LINKS: &[&str] = &[
     "split_criteria_v1.train_a",
     "split_criteria_v1.train_b",
     "sft_dedup_v2.views",
-    "sft_recovery_exposure_v1.recovery_views",
+    "sft_recovery_exposure_v2.recovery_views",
 ];
 
 /// SQL over the tables — not the drill-down views — that returns every id behind the
@@ -194,7 +194,7 @@ const DEMO_GROUPS: &[&str] = &[
      group by instance_id, input_ids, loss_mask",
     "select distinct 'sft_dedup_v2.views', 'mode=union', instance_id, true from training where role = 'repair' \
      union all select 'sft_dedup_v2.views', 'mode=union', view_id, true from training where role = 'recovery'",
-    "select 'sft_recovery_exposure_v1.recovery_views', 'mode=' || m, view_id, true \
+    "select 'sft_recovery_exposure_v2.recovery_views', 'mode=' || m, view_id, true \
      from training, (values ('none'), ('union')) as t(m) where role = 'recovery'",
 ];
 

@@ -478,6 +478,68 @@ fn views_of_attempts_count_under_their_instance() {
 }
 
 #[test]
+fn dedup_priority_and_recovery_exposure_count_instances_once() {
+    // attempts 0 and 1 of sqlfluff in repair pools A and C, attempt 2 and pyvista in the
+    // recovery pool B; positions belong to one trajectory, instances are counted once
+    let conn = loaded();
+    let dir = scratch("priority");
+    let line = |pool: &str, key: &str, mask: &str| {
+        let family = key.split('-').next().unwrap();
+        format!(
+            r#"{{"view_id":"{pool}:{key}","pool":"{pool}","instance_id":"{key}","family":"{family}","input_ids":[1,2,3,4,5,6],"loss_mask":{mask}}}"#
+        )
+    };
+    let lines = [
+        line("A", "sqlfluff__sqlfluff-2419", "[0,0,1,1,0,0]"),
+        line("A", "sqlfluff__sqlfluff-2419#1", "[0,0,1,1,1,0]"),
+        line("C", "sqlfluff__sqlfluff-2419", "[0,0,0,0,0,1]"),
+        line("C", "sqlfluff__sqlfluff-2419#1", "[0,0,0,0,1,1]"),
+        line("B", "sqlfluff__sqlfluff-2419#2", "[0,0,0,1,1,1]"),
+        line("B", "pyvista__pyvista-4315", "[0,1,0,0,0,0]"),
+    ];
+    std::fs::write(dir.join("views.jsonl"), lines.join("\n") + "\n").unwrap();
+    sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
+    std::fs::write(
+        dir.join("pools.json"),
+        r#"{"pools": {"A": {"role": "repair"}, "C": {"role": "repair"}, "B": {"role": "recovery"}}}"#,
+    )
+    .unwrap();
+    sphragis::sft::pools::load(&conn, &dir.join("pools.json")).unwrap();
+    // union per repair trajectory: attempt 0 {2,3,5} = 3, attempt 1 {2,3,4,5} = 4: 7.
+    // A keeps 2 + 3 (both attempts lose a position), C keeps 1 + 2.
+    assert_eq!(
+        rows(
+            &conn,
+            "select pool, instances_with_view, trajectories_with_view, kept_positions, union_positions, \
+             dropped_positions, instances_dropping, trajectories_dropping from sft_dedup_priority_v2 order by pool"
+        ),
+        [["A", "1", "2", "5", "7", "2", "1", "2"], ["C", "1", "2", "3", "7", "4", "1", "2"]]
+    );
+    // the released view counted the two attempts as two instances
+    assert_eq!(
+        rows(&conn, "select pool, instances_with_view, instances_dropping from sft_dedup_priority_v1 order by pool"),
+        [["A", "2", "2"], ["C", "2", "2"]]
+    );
+    // recovery region: attempt 2 {3,4,5} and pyvista {1} = 4 positions, no repair view of the
+    // same trajectories. none: 2+3+1+2 repair + 3+1 recovery = 12 over 6 views; union: 3 + 4
+    // + 4 = 11 over 2 union views + 2 recovery views. New: pyvista only (sqlfluff has repair
+    // views, of other attempts); new trajectories: attempt 2 and pyvista.
+    assert_eq!(
+        rows(
+            &conn,
+            "select mode, region_positions, region_exposure, exposure, recovery_views, recovery_file_share, \
+             new_instances, new_trajectories, new_positions from sft_recovery_exposure_v2 order by mode"
+        ),
+        [
+            ["none", "4", "4", "12", "2", "0.3333333333333333", "1", "2", "4"],
+            ["union", "4", "4", "11", "2", "0.5", "1", "2", "4"]
+        ]
+    );
+    assert_eq!(rows(&conn, "select distinct new_instances from sft_recovery_exposure_v1"), [["2"]]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn database_made_before_attempts_opens_and_migrates() {
     let dir = scratch("migrate");
     let path = dir.join("old.duckdb");

@@ -170,7 +170,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "exposure",
-        view: "sft_recovery_exposure_v1",
+        view: "sft_recovery_exposure_v2",
         about: "SFT recovery-region exposure and its share, before and after dedup; what the recovery pool adds",
         by_version: false,
         macro_name: None,
@@ -184,7 +184,7 @@ pub const REPORTS: &[Report] = &[
     },
     Report {
         name: "priority",
-        view: "sft_dedup_priority_v1",
+        view: "sft_dedup_priority_v2",
         about: "SFT dedup priority(P) per repair pool: positions kept and dropped against the union",
         by_version: false,
         macro_name: None,

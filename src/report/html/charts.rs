@@ -138,7 +138,7 @@ pub fn chart(t: &ReportTable, all: &[ReportTable]) -> Result<Option<String>> {
             &["mode"],
             &[("exposure", "exposure"), ("unique_positions", "unique positions")],
         )?,
-        "sft_recovery_exposure_v1" => r
+        "sft_recovery_exposure_v2" => r
             .bars(
                 "Recovery-region share of exposure, before and after dedup",
                 "share of exposure",

@@ -171,7 +171,7 @@ pub const DRILL_DOWNS: &[DrillDown] = &[
         id_column: "unit",
         links: &[
             link("sft_dedup_v2", "views", MODE, None),
-            link("sft_recovery_exposure_v1", "recovery_views", MODE, Some("recovery")),
+            link("sft_recovery_exposure_v2", "recovery_views", MODE, Some("recovery")),
         ],
     },
     DrillDown {
