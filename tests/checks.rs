@@ -386,6 +386,20 @@ fn demo_database_fails_with_exit_4_and_gates_by_fail_on_only_and_config() {
 }
 
 #[test]
+fn unknown_version_is_refused_not_a_silent_pass() {
+    // `check --version V2` (a typo of v2) judged no review check and exited 0: a CI gate passed
+    let dir = temp("unknown-version");
+    let db = demo(&dir);
+    let out = bin().arg("--db").arg(&db).args(["check", "--version", "V2", "--only", "review"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--version V2: version V2 does not exist"), "{stderr}");
+    let (code, _) = check_json(&db, &["--version", "v2", "--only", "review"]);
+    assert_eq!(code, 4, "the real version still fails its planted review faults");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn baseline_version_judges_v3_against_v2() {
     let dir = temp("baseline");
     let db = demo(&dir);

@@ -26,7 +26,8 @@ pub struct Args {
     /// Only these areas (review, sft, eval, ingest) or checks, comma-separated.
     #[arg(long, value_name = "AREA|CHECK", value_delimiter = ',', help_heading = "What is judged")]
     pub only: Vec<String>,
-    /// Review checks of this corpus version only (the other areas are judged as ever).
+    /// Review checks of this corpus version only (the other areas are judged as ever); a
+    /// version that does not exist is refused (exit 2).
     #[arg(long = "version", value_name = "NAME", help_heading = "What is judged")]
     pub version: Option<String>,
     /// Output: a table (failures first; passes counted, listed with --all), JSON, or
@@ -82,6 +83,18 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
     };
     let baseline = args.baseline.as_deref().map(Baseline::parse).transpose()?;
     let (conn, not_recorded) = open(db, args.no_record)?;
+    if let Some(v) = args.version.as_deref() {
+        // a version that does not exist would judge no review check at all: never a silent pass
+        let known: i64 = conn.query_row("select count(*) from corpus_versions where version = ?", [v], |r| r.get(0))?;
+        if known == 0 {
+            return Err(CliError {
+                error: anyhow::anyhow!(
+                    "--version {v}: version {v} does not exist; `sphragis sql \"select version from corpus_versions\"` lists them"
+                ),
+                exit_code: 2,
+            });
+        }
+    }
     let outcome = judge(&conn, &config, baseline.as_ref(), &args.only, args.version.as_deref())?;
     let mut findings = outcome;
     let previous = check::record::latest_statuses(&conn)?;
