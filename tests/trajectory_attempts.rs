@@ -35,6 +35,15 @@ fn rows(conn: &duckdb::Connection, sql: &str) -> Vec<Vec<String>> {
     table.rows.iter().map(|r| r.iter().map(sphragis::report::text).collect()).collect()
 }
 
+/// A view line as `views build` writes it: view id `<pool>:<key>`, six tokens, the family
+/// from the key's repository part.
+fn view_line(pool: &str, key: &str, mask: &str) -> String {
+    let family = key.split('-').next().unwrap();
+    format!(
+        r#"{{"view_id":"{pool}:{key}","pool":"{pool}","instance_id":"{key}","family":"{family}","input_ids":[1,2,3,4,5,6],"loss_mask":{mask}}}"#
+    )
+}
+
 fn loaded() -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
     let outcome = load_trajectories(&conn, &sample("nebius_attempts.json"), None).unwrap();
@@ -401,17 +410,11 @@ fn views_of_attempts_count_under_their_instance() {
     // views as `views build` writes them: instance_id is the attempt's key
     let conn = loaded();
     let dir = scratch("views");
-    let line = |view: &str, key: &str, mask: &str| {
-        let family = key.split('-').next().unwrap();
-        format!(
-            r#"{{"view_id":"{view}","pool":"A","instance_id":"{key}","family":"{family}","input_ids":[1,2,3,4,5,6],"loss_mask":{mask}}}"#
-        )
-    };
     let lines = [
-        line("A:sqlfluff__sqlfluff-2419", "sqlfluff__sqlfluff-2419", "[0,0,1,1,0,0]"),
-        line("A:sqlfluff__sqlfluff-2419#1", "sqlfluff__sqlfluff-2419#1", "[0,0,1,1,1,0]"),
-        line("A:sqlfluff__sqlfluff-2419#2", "sqlfluff__sqlfluff-2419#2", "[0,0,0,1,1,1]"),
-        line("A:pyvista__pyvista-4315", "pyvista__pyvista-4315", "[0,1,0,0,0,0]"),
+        view_line("A", "sqlfluff__sqlfluff-2419", "[0,0,1,1,0,0]"),
+        view_line("A", "sqlfluff__sqlfluff-2419#1", "[0,0,1,1,1,0]"),
+        view_line("A", "sqlfluff__sqlfluff-2419#2", "[0,0,0,1,1,1]"),
+        view_line("A", "pyvista__pyvista-4315", "[0,1,0,0,0,0]"),
     ];
     std::fs::write(dir.join("views.jsonl"), lines.join("\n") + "\n").unwrap();
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
@@ -483,19 +486,13 @@ fn dedup_priority_and_recovery_exposure_count_instances_once() {
     // recovery pool B; positions belong to one trajectory, instances are counted once
     let conn = loaded();
     let dir = scratch("priority");
-    let line = |pool: &str, key: &str, mask: &str| {
-        let family = key.split('-').next().unwrap();
-        format!(
-            r#"{{"view_id":"{pool}:{key}","pool":"{pool}","instance_id":"{key}","family":"{family}","input_ids":[1,2,3,4,5,6],"loss_mask":{mask}}}"#
-        )
-    };
     let lines = [
-        line("A", "sqlfluff__sqlfluff-2419", "[0,0,1,1,0,0]"),
-        line("A", "sqlfluff__sqlfluff-2419#1", "[0,0,1,1,1,0]"),
-        line("C", "sqlfluff__sqlfluff-2419", "[0,0,0,0,0,1]"),
-        line("C", "sqlfluff__sqlfluff-2419#1", "[0,0,0,0,1,1]"),
-        line("B", "sqlfluff__sqlfluff-2419#2", "[0,0,0,1,1,1]"),
-        line("B", "pyvista__pyvista-4315", "[0,1,0,0,0,0]"),
+        view_line("A", "sqlfluff__sqlfluff-2419", "[0,0,1,1,0,0]"),
+        view_line("A", "sqlfluff__sqlfluff-2419#1", "[0,0,1,1,1,0]"),
+        view_line("C", "sqlfluff__sqlfluff-2419", "[0,0,0,0,0,1]"),
+        view_line("C", "sqlfluff__sqlfluff-2419#1", "[0,0,0,0,1,1]"),
+        view_line("B", "sqlfluff__sqlfluff-2419#2", "[0,0,0,1,1,1]"),
+        view_line("B", "pyvista__pyvista-4315", "[0,1,0,0,0,0]"),
     ];
     std::fs::write(dir.join("views.jsonl"), lines.join("\n") + "\n").unwrap();
     sphragis::sft::views::load(&conn, &dir.join("views.jsonl"), &Default::default(), &mut |_| {}).unwrap();
