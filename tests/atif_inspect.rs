@@ -273,23 +273,30 @@ fn check_full_run(conn: &duckdb::Connection, id: &str) {
     );
 }
 
-/// An Inspect `.json` log of one sample run for two epochs: two attempts,
-/// `<id>@epoch<n>`; epoch 1 scored 1.0 (resolved), epoch 2 scored 0.0 and "I" (not).
+/// An Inspect `.json` log of one sample run for two epochs: two attempts of one instance,
+/// epoch 1 attempt 0 (key `calc__add-1`), epoch 2 attempt 1 (`calc__add-1#1`); epoch 1
+/// scored 1.0 (resolved), epoch 2 scored 0.0 and "I" (not).
 #[test]
 fn inspect_json_log_by_hand() {
     let conn = load(&[sample("inspect/calc_epochs.json")]);
     assert_eq!(
         rows(
             &conn,
-            "select instance_id, source, family, n_messages, declared_resolved, record from sft_trajectories order by 1"
+            "select instance_id, instance, attempt, source, family, n_messages, declared_resolved, record \
+             from sft_trajectories order by 1"
         ),
         [
-            ["calc__add-1@epoch1", "inspect-ai", "example__calc", "12", "true", "1"],
-            ["calc__add-1@epoch2", "inspect-ai", "example__calc", "6", "false", "2"]
+            ["calc__add-1", "calc__add-1", "0", "inspect-ai", "example__calc", "12", "true", "1"],
+            ["calc__add-1#1", "calc__add-1", "1", "inspect-ai", "example__calc", "6", "false", "2"]
         ]
     );
-    check_full_run(&conn, "calc__add-1@epoch1");
-    let short = "calc__add-1@epoch2";
+    // one instance, two attempts, as the attempts view and check count them
+    assert_eq!(
+        rows(&conn, "select instance_id, attempts, resolved from sft_attempts_v1 order by 1"),
+        [["calc__add-1", "2", "true"], ["calc__add-1#1", "2", "false"]]
+    );
+    check_full_run(&conn, "calc__add-1");
+    let short = "calc__add-1#1";
     assert_eq!(per_role(&conn, short), [["system", "1"], ["user", "1"], ["assistant", "2"], ["tool", "2"]]);
     // a failed tool call with empty content: the error's message is the text
     assert_eq!(
@@ -338,7 +345,7 @@ fn eval_sample() -> Value {
 }
 
 /// Newer Inspect writes zstd members; a run still being written has only
-/// `_journal/start.json`, whose `epochs` (3) put the epoch in the id.
+/// `_journal/start.json` (not read: the epoch is the sample's own).
 #[test]
 fn inspect_eval_zstd_and_journal_header() {
     let d = dir("zstd");
@@ -350,7 +357,10 @@ fn inspect_eval_zstd_and_journal_header() {
     let path = d.join("running.eval");
     std::fs::write(&path, &bytes).unwrap();
     let conn = load(std::slice::from_ref(&path));
-    assert_eq!(rows(&conn, "select instance_id, n_messages from sft_trajectories"), [["calc__add-1@epoch1", "12"]]);
+    assert_eq!(
+        rows(&conn, "select instance_id, attempt, n_messages from sft_trajectories"),
+        [["calc__add-1", "0", "12"]]
+    );
     std::fs::remove_dir_all(d).unwrap();
 }
 
@@ -484,11 +494,83 @@ fn detection_keeps_the_other_formats() {
     assert_eq!(
         rows(&conn, "select instance_id, source from sft_trajectories order by 1"),
         [
-            ["calc__add-1@epoch2", "inspect-ai"],
+            ["calc__add-1#1", "inspect-ai"],
             ["sharegpt_agent:0", "llamafactory-sharegpt"],
             ["sharegpt_agent:1", "llamafactory-sharegpt"],
             ["swift_agent:0", "ms-swift"]
         ]
     );
     std::fs::remove_dir_all(d).unwrap();
+}
+
+/// Epochs number the attempts, not the order of the samples in the log; a later file's
+/// epochs keep their numbers when they come after the attempts loaded (a lone epoch-2
+/// sample), else move up after them (a second log of the same task); a log holding one
+/// epoch of a sample twice is refused, naming both rows.
+#[test]
+fn inspect_epochs_are_attempts() {
+    let d = dir("epochs");
+    let log: Value =
+        serde_json::from_str(&std::fs::read_to_string(sample("inspect/calc_epochs.json")).unwrap()).unwrap();
+    let write = |name: &str, v: &Value| {
+        let path = d.join(name);
+        std::fs::write(&path, v.to_string()).unwrap();
+        path
+    };
+    // epoch 2 first in the file: still attempt 1
+    let mut reversed = log.clone();
+    reversed["samples"].as_array_mut().unwrap().reverse();
+    let conn = load(&[write("reversed.json", &reversed)]);
+    assert_eq!(
+        rows(&conn, "select instance_id, attempt, record, n_messages from sft_trajectories order by 1"),
+        [["calc__add-1", "0", "2", "12"], ["calc__add-1#1", "1", "1", "6"]]
+    );
+    // calc.eval holds epoch 1 (attempt 0); a lone epoch-2 sample from another file comes
+    // after it and keeps attempt 1 (its user text differs: not the same messages)
+    let mut lone = eval_sample();
+    lone["epoch"] = json!(2);
+    lone["messages"][1]["content"] = json!("add() must return the sum.");
+    let conn = load(&[sample("inspect/calc.eval"), write("calc__add-1_epoch_2.json", &lone)]);
+    assert_eq!(
+        rows(&conn, "select instance_id, instance, attempt from sft_trajectories order by instance, attempt"),
+        [["7", "7", "0"], ["calc__add-1", "calc__add-1", "0"], ["calc__add-1#1", "calc__add-1", "1"]]
+    );
+    // a second log of the task (epochs 1 and 2, other user text) after the first: attempts
+    // 0 and 1 are taken, so its epochs are attempts 2 and 3
+    let mut again = log.clone();
+    for s in again["samples"].as_array_mut().unwrap() {
+        s["messages"][1]["content"] = json!("add() must return the sum.");
+    }
+    let conn = load(&[sample("inspect/calc_epochs.json"), write("again.json", &again)]);
+    assert_eq!(
+        rows(&conn, "select instance_id, attempt, n_messages from sft_trajectories order by attempt"),
+        [["calc__add-1", "0", "12"], ["calc__add-1#1", "1", "6"], ["calc__add-1#2", "2", "12"], ["calc__add-1#3", "3", "6"]]
+    );
+    assert_eq!(rows(&conn, "select count(distinct instance) from sft_trajectories"), [["1"]]);
+    // the same log again under another name: its epochs' messages are loaded already
+    let e = load_err(&conn, &write("copy.json", &{
+        let mut v = log.clone();
+        v["status"] = json!("success ");
+        v
+    }));
+    assert!(e.contains("copy.json") && e.contains("`[0].instance_id`") && e.contains("already loaded from"), "{e}");
+    // one epoch of a sample twice in one log
+    let mut twice = log.clone();
+    twice["samples"][1]["epoch"] = json!(1);
+    let e = refused(&d, "twice.json", &serde_json::to_vec(&twice).unwrap());
+    assert!(
+        e.contains("twice.json") && e.contains("`[1].instance_id`") && e.contains("which row 0 of this file already takes"),
+        "{e}"
+    );
+    // epochs count from 1
+    let mut zero = log.clone();
+    zero["samples"][0]["epoch"] = json!(0);
+    let e = refused(&d, "zero.json", &serde_json::to_vec(&zero).unwrap());
+    assert!(e.contains("zero.json") && e.contains("`samples[0].epoch`") && e.contains("from 1"), "{e}");
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// The error of loading `path` into `conn`.
+fn load_err(conn: &duckdb::Connection, path: &Path) -> String {
+    sphragis::sft::store::load_trajectories(conn, path, None).unwrap_err().to_string()
 }

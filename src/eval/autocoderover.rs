@@ -192,6 +192,7 @@ pub fn read_conversation(path: &Path, text: &str, instance_id: &str) -> Result<T
         tools: None,
         repo: None,
         messages: chat_messages(&loc, "", messages)?,
+        attempt: None,
     })
 }
 

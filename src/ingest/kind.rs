@@ -151,7 +151,9 @@ impl InputKind {
             // comes from (was its ordinal among the message's shell commands)
             // 4: several trajectories of one instance are kept as attempts (issue 27),
             // keyed '<instance>#<attempt>' after the first, no longer refused as repeats
-            Self::Trajectories => "trajectories/4",
+            // 5: an Inspect AI epoch is an attempt of its sample (epoch n: attempt n - 1),
+            // no longer an instance '<id>@epoch<n>'; Inspect's text_editor writes files
+            Self::Trajectories => "trajectories/5",
             Self::Outcomes => "outcomes/1",
             Self::Pools => "pools/1",
             Self::Manifest => "manifest/1",

@@ -7,6 +7,15 @@
 //!   trajectories of an instance already loaded continue after its last attempt. Loading
 //!   the same files in the same order numbers them the same way; loading the same bytes
 //!   again is skipped whole by the ingest log (`trajectories` kind), as before.
+//! * **Declared attempt**: a format that numbers its attempts itself ([`Trajectory::attempt`]:
+//!   Inspect AI's epochs, epoch `n` is attempt `n − 1`) keeps its numbers, not its file
+//!   order: epochs 1 and 2 of a sample are attempts 0 and 1 wherever they stand in the
+//!   log. When an earlier file already loaded attempts of the instance, the file's
+//!   declared numbers are kept if all of them come after the last loaded attempt (a lone
+//!   epoch-2 sample after epoch 1: attempt 1), else all of them move up by the last
+//!   loaded attempt + 1 (a second log of the same task, epochs 1 and 2 after 0 and 1:
+//!   attempts 2 and 3), so no two files contend for one number. A declared number that
+//!   the file itself holds twice (two samples of one epoch) is refused, naming both rows.
 //! * **Key** (`sft_trajectories.instance_id`, which `sft_messages`, `sft_tool_calls`,
 //!   `sft_commands` and the views `views build` renders use): the instance itself for
 //!   attempt 0, so a corpus with one trajectory per instance reads exactly as before;
@@ -44,17 +53,33 @@ pub fn trajectory_key(instance: &str, attempt: i32) -> String {
 }
 
 /// Numbers the trajectories `read` from `path` (in file order) as attempts of their
-/// instances, after those already loaded in `conn`; one [`Attempt`] per trajectory, in
-/// the same order.
+/// instances, after those already loaded in `conn` (a declared attempt as the module docs
+/// say); one [`Attempt`] per trajectory, in the same order.
 ///
 /// Errors ([`InputError`] naming the row `[i]` and its `instance_id`): a trajectory equal
 /// to an attempt of its instance already loaded from another file (naming that file and
 /// row), or a key another trajectory holds.
 pub fn number(conn: &Connection, path: &Path, read: &[Trajectory]) -> Result<Vec<Attempt>> {
-    // per instance: the next attempt, and whether attempts of it were loaded before this file
+    let mut loaded_max = conn.prepare("select max(attempt) from sft_trajectories where instance = ?")?;
+    // per instance: the last attempt loaded before this file, and the lowest attempt
+    // this file declares
+    let mut before: HashMap<&str, (Option<i32>, Option<i32>)> = HashMap::new();
+    for t in read {
+        let entry = match before.entry(t.instance_id.as_str()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert((loaded_max.query_row([&t.instance_id], |r| r.get(0))?, None))
+            }
+        };
+        if let Some(declared) = t.attempt {
+            let declared = declared as i32;
+            entry.1 = Some(entry.1.map_or(declared, |low: i32| low.min(declared)));
+        }
+    }
+    // per instance: the next attempt in order of loading, and whether attempts of it were
+    // loaded before this file
     let mut next: HashMap<&str, (i32, bool)> = HashMap::new();
     let mut keys: HashMap<String, usize> = HashMap::new();
-    let mut loaded_max = conn.prepare("select max(attempt) from sft_trajectories where instance = ?")?;
     let mut holder = conn.prepare(
         "select t.instance, l.path, t.record from sft_trajectories as t join ingest_log as l using (file_id) \
          where t.instance_id = ?",
@@ -62,16 +87,19 @@ pub fn number(conn: &Connection, path: &Path, read: &[Trajectory]) -> Result<Vec
     let mut out = Vec::with_capacity(read.len());
     for (row, t) in read.iter().enumerate() {
         let field = format!("[{row}].instance_id");
-        let (attempt, loaded) = match next.get_mut(t.instance_id.as_str()) {
-            Some((n, loaded)) => {
-                *n += 1;
-                (*n - 1, *loaded)
+        let (max, lowest_declared) = before[t.instance_id.as_str()];
+        let (n, loaded) = next.entry(t.instance_id.as_str()).or_insert((max.map_or(0, |m| m + 1), max.is_some()));
+        let loaded = *loaded;
+        let attempt = match t.attempt {
+            Some(declared) => {
+                let keep = max.is_none_or(|m| lowest_declared.is_some_and(|low| low > m));
+                let attempt = declared as i32 + if keep { 0 } else { max.map_or(0, |m| m + 1) };
+                *n = (*n).max(attempt + 1);
+                attempt
             }
             None => {
-                let max: Option<i32> = loaded_max.query_row([&t.instance_id], |r| r.get(0))?;
-                let first = max.map_or(0, |m| m + 1);
-                next.insert(&t.instance_id, (first + 1, max.is_some()));
-                (first, max.is_some())
+                *n += 1;
+                *n - 1
             }
         };
         if loaded && let Some((key, earlier, record)) = identical_loaded(conn, t)? {

@@ -121,8 +121,8 @@ pub struct Trajectory {
     /// swe-smith: the row's `instance_id` as given (the ADP extraction appended `_<n>`
     /// to openhands and nebius ids; swe-smith's unique id is in `id`, not used);
     /// LLaMA-Factory: `<file stem>:<row index>`; ATIF: `trajectory_id`, else `session_id`,
-    /// else `<file stem>:<record index>`; Inspect AI: the sample `id`, `<id>@epoch<n>`
-    /// when the log runs several epochs (one attempt each).
+    /// else `<file stem>:<record index>`; Inspect AI: the sample `id` (every epoch of a
+    /// sample is an attempt of it: [`Trajectory::attempt`]).
     pub instance_id: String,
     /// One of the `SOURCE_*` constants.
     pub source: &'static str,
@@ -140,6 +140,10 @@ pub struct Trajectory {
     /// from it before the id's scheme ([`crate::sft::family`]).
     pub repo: Option<String>,
     pub messages: Vec<Message>,
+    /// The 0-based attempt at the instance when the source numbers its attempts itself:
+    /// Inspect AI's `epoch` − 1 (epoch 1 is attempt 0). `None` (every other format): the
+    /// attempts are numbered in order of loading ([`crate::sft::attempts::number`]).
+    pub attempt: Option<u32>,
 }
 
 impl Message {

@@ -21,9 +21,18 @@ use duckdb::{Connection, params};
 use serde_json::Value;
 use std::path::Path;
 
-/// Structured tool calls that edit files (unless their `command` argument is `view`).
-pub const EDIT_TOOLS: &[&str] =
-    &["edit", "create", "insert", "append", "str_replace_editor", "str_replace_based_edit_tool", "write_file"];
+/// Structured tool calls that edit files (unless their `command` argument is `view`):
+/// SWE-agent's, OpenHands' and Anthropic's editors, and Inspect AI's `text_editor`.
+pub const EDIT_TOOLS: &[&str] = &[
+    "edit",
+    "create",
+    "insert",
+    "append",
+    "str_replace_editor",
+    "str_replace_based_edit_tool",
+    "write_file",
+    "text_editor",
+];
 
 /// Loads one trajectory file (any supported format; one or many trajectories), read
 /// once. With a `tokenizer`, thinking bodies are re-tokenized and its SHA-256 is stored

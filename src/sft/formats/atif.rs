@@ -219,6 +219,7 @@ impl TrajectoryFormat for Atif {
             tools: agent.tool_definitions.filter(|t| !t.is_null()),
             repo: None,
             messages,
+            attempt: None,
         })
     }
 

@@ -29,12 +29,18 @@
 //! (image, audio, video, document, data, tool_use) is refused at its `type`. A string
 //! `attachment://<hash>` is replaced by the sample's `attachments[<hash>]`.
 //!
-//! * **Instance id**: the sample `id`; when the log runs several epochs (its
-//!   `eval.config.epochs` above 1, or a sample of the file with `epoch` above 1) each
-//!   epoch is its own attempt, `<id>@epoch<n>` (the schema has no attempt index). A lone
-//!   sample: `<id>` for epoch 1, else `<id>@epoch<n>`.
+//! * **Instance and attempt**: the instance is the sample `id`; every epoch of a sample
+//!   is an attempt of it, numbered by its `epoch`, not by its place in the file: epoch
+//!   1 is attempt 0, epoch `n` attempt `n − 1` ([`Trajectory::attempt`]; the store keys
+//!   them `<id>` and `<id>#<n − 1>`, [`crate::sft::attempts`]). A lone sample too: epoch
+//!   2 of `calc__add-1` is `calc__add-1#1`. An `epoch` below 1 is refused.
 //! * **Resolved** ([`declared_resolved`]): from `scores`, only when unambiguous.
 //! * **Repo**: `metadata.repo` (`owner/name`, as inspect_evals' SWE-bench samples carry it).
+//!
+//! An evaluation run (`load run`, [`crate::eval::inspect`]) reads the same samples with
+//! what it needs beside the trajectory ([`SampleRead`]: the sample's `error` and
+//! `limit`, whether it was scored) through [`read_log_samples`] and
+//! [`read_eval_samples`]: each log is parsed once, by this module.
 
 use std::collections::HashMap;
 use std::io::{Cursor, Read};
@@ -64,11 +70,6 @@ pub fn is_log(v: &Value) -> bool {
     v.get("version").is_some_and(Value::is_number) && v.pointer("/eval/task").is_some_and(Value::is_string)
 }
 
-/// `eval.config.epochs` of a log or a log header, if set.
-fn epochs_of(v: &Value) -> Option<u64> {
-    v.pointer("/eval/config/epochs").and_then(Value::as_u64)
-}
-
 /// One sample of an Inspect log, the format's record: the fields read.
 #[derive(Deserialize)]
 pub struct InspectSample {
@@ -81,6 +82,43 @@ pub struct InspectSample {
     metadata: Option<Value>,
     #[serde(default)]
     attachments: HashMap<String, String>,
+    /// The sample's failure (Inspect's `EvalError`): its `message` is read.
+    error: Option<Object<ErrorMessage>>,
+    /// The limit that stopped the sample (`EvalSampleLimit`): its `type` is read.
+    limit: Option<Object<Limit>>,
+}
+
+/// One sample of an Inspect log, read: its trajectory and what an evaluation run reads
+/// beside it.
+#[derive(Debug)]
+pub struct SampleRead {
+    /// The sample as a trajectory: instance the sample `id`, attempt `epoch` − 1.
+    pub trajectory: Trajectory,
+    /// The sample's `epoch` (from 1).
+    pub epoch: u64,
+    /// The file that holds the sample, as errors name it: the log, or an archive member
+    /// as a path inside the archive (`run.eval/samples/7_epoch_1.json`).
+    pub file: PathBuf,
+    /// The sample's path in that file: `samples[2]` in a `.json` log, empty for an
+    /// archive member (errors name `samples[2].scores`, or `scores`).
+    pub at: String,
+    /// Whether the sample was scored: `scores` holds at least one entry.
+    pub scored: bool,
+    /// The sample's `error.message`: the sample failed (its solver or sandbox raised).
+    pub error: Option<String>,
+    /// The sample's `limit.type` (`message`, `token`, `time`, `working`, `cost`, ...):
+    /// that limit stopped it.
+    pub limit: Option<String>,
+}
+
+/// An Inspect log, read whole: its samples in order.
+#[derive(Debug)]
+pub struct LogRead {
+    /// One per sample (and epoch), in the log's order.
+    pub samples: Vec<SampleRead>,
+    /// Whether the log is finished: a `.json` log always is; an archive when it holds
+    /// `header.json` (a run still being written has only `_journal/start.json`).
+    pub finished: bool,
 }
 
 /// A sample `id`: a string, or an integer written as its digits.
@@ -102,7 +140,7 @@ struct InspectMessage {
     /// A string on tool messages (a list on user messages, not read).
     tool_call_id: Option<Value>,
     function: Option<String>,
-    error: Option<Object<ToolError>>,
+    error: Option<Object<ErrorMessage>>,
 }
 
 /// One assistant `tool_calls` entry.
@@ -113,10 +151,18 @@ struct InspectCall {
     arguments: Option<Value>,
 }
 
-/// A tool message's `error` (its `type` is not read).
+/// An `error` object, of a tool message (its `type` is not read) or of a sample (its
+/// `traceback` is not read).
 #[derive(Deserialize)]
-struct ToolError {
+struct ErrorMessage {
     message: String,
+}
+
+/// A sample's `limit` (its `limit` figure is not read).
+#[derive(Deserialize)]
+struct Limit {
+    #[serde(rename = "type")]
+    kind: String,
 }
 
 /// One `scores` entry: its `value` (`NaN`, Inspect's "unscored", reads as null).
@@ -231,9 +277,12 @@ impl InspectSample {
     }
 
     /// The sample as a trajectory; `loc` locates it, `prefix` is its path there
-    /// (`samples[2]` in a `.json` log, empty elsewhere); `several_epochs` says whether
-    /// the id carries the epoch.
-    fn trajectory(self, loc: &Loc, prefix: &str, several_epochs: bool) -> Result<Trajectory> {
+    /// (`samples[2]` in a `.json` log, empty elsewhere). Errors: an `epoch` below 1, and
+    /// those of the messages, at their field.
+    fn trajectory(&self, loc: &Loc, prefix: &str) -> Result<Trajectory> {
+        if self.epoch == 0 {
+            return Err(loc.err(&join(prefix, "epoch"), "0: Inspect numbers epochs from 1"));
+        }
         let mut messages = Vec::with_capacity(self.messages.len());
         for (i, Object(m)) in self.messages.iter().enumerate() {
             let at = join(prefix, &format!("messages[{i}]"));
@@ -297,8 +346,32 @@ impl InspectSample {
             .and_then(Value::as_str)
             .filter(|r| r.contains('/'))
             .map(str::to_string);
-        let instance_id = if several_epochs { format!("{}@epoch{}", self.id, self.epoch) } else { self.id.clone() };
-        Ok(Trajectory { instance_id, source: SOURCE_INSPECT, resolved, tools: None, repo, messages })
+        let attempt = u32::try_from(self.epoch - 1)
+            .map_err(|_| loc.err(&join(prefix, "epoch"), format!("{}: too large an epoch", self.epoch)))?;
+        Ok(Trajectory {
+            instance_id: self.id.clone(),
+            source: SOURCE_INSPECT,
+            resolved,
+            tools: None,
+            repo,
+            messages,
+            attempt: Some(attempt),
+        })
+    }
+
+    /// The sample read for a run: its trajectory ([`Self::trajectory`]) and the fields
+    /// beside it; `file` names the file that holds it.
+    fn read(self, file: &Path, prefix: &str) -> Result<SampleRead> {
+        let trajectory = self.trajectory(&Loc::file(file), prefix)?;
+        Ok(SampleRead {
+            trajectory,
+            epoch: self.epoch,
+            file: file.to_path_buf(),
+            at: prefix.to_string(),
+            scored: self.scores.as_ref().is_some_and(|s| !s.is_empty()),
+            error: self.error.map(|Object(e)| e.message),
+            limit: self.limit.map(|Object(l)| l.kind),
+        })
     }
 }
 
@@ -307,8 +380,7 @@ impl TrajectoryFormat for InspectSample {
     const ID_FIELDS: &'static [&'static str] = &["id"];
 
     fn convert(self, record: &Record) -> Result<Trajectory> {
-        let several = self.epoch > 1;
-        self.trajectory(&record.loc, "", several)
+        self.trajectory(&record.loc, "")
     }
 
     /// A first record with `id`, a number `epoch`, `input` and a `messages` list (an
@@ -321,21 +393,28 @@ impl TrajectoryFormat for InspectSample {
     }
 }
 
-/// One sample value read at `loc` / `prefix` (serde's refusal named at its field).
-fn sample(loc: &Loc, prefix: &str, v: &Value, several_epochs: bool) -> Result<Trajectory> {
-    let s: InspectSample = from_value(v).map_err(|r| loc.err(&join(prefix, &r.path), r.message))?;
-    s.trajectory(loc, prefix, several_epochs)
+/// One sample value of the file `file`, at `prefix` there (serde's refusal named at its
+/// field).
+fn sample(file: &Path, prefix: &str, v: &Value) -> Result<SampleRead> {
+    let s: InspectSample = from_value(v).map_err(|r| Loc::file(file).err(&join(prefix, &r.path), r.message))?;
+    s.read(file, prefix)
 }
 
-/// Whether any sample of `samples` has `epoch` > 1.
-fn later_epoch<'a>(mut samples: impl Iterator<Item = &'a Value>) -> bool {
-    samples.any(|s| s.get("epoch").and_then(Value::as_u64).is_some_and(|e| e > 1))
+/// The trajectories of a log read whole.
+fn trajectories(log: LogRead) -> Vec<Trajectory> {
+    log.samples.into_iter().map(|s| s.trajectory).collect()
 }
 
 /// The samples of an Inspect `.json` log `v` ([`is_log`]) as trajectories, one per
-/// sample in order. Errors: no `samples` (a log written with `log_samples` off), or a
-/// sample refused at its field (`samples[2].messages[3].role`).
+/// sample in order ([`read_log_samples`]).
 pub fn read_log(path: &Path, v: &Value) -> Result<Vec<Trajectory>> {
+    Ok(trajectories(read_log_samples(path, v)?))
+}
+
+/// The samples of an Inspect `.json` log `v` ([`is_log`]), one per sample in order.
+/// Errors: no `samples` (a log written with `log_samples` off), or a sample refused at
+/// its field (`samples[2].messages[3].role`).
+pub fn read_log_samples(path: &Path, v: &Value) -> Result<LogRead> {
     let loc = Loc::file(path);
     let samples = match v.get("samples") {
         Some(Value::Array(samples)) => samples,
@@ -344,8 +423,9 @@ pub fn read_log(path: &Path, v: &Value) -> Result<Vec<Trajectory>> {
         }
         Some(other) => return Err(loc.err("samples", format!("invalid type: {}, expected an array", kind(other)))),
     };
-    let several = epochs_of(v).is_some_and(|e| e > 1) || later_epoch(samples.iter());
-    samples.iter().enumerate().map(|(i, s)| sample(&loc, &format!("samples[{i}]"), s, several)).collect()
+    let samples: Result<Vec<_>> =
+        samples.iter().enumerate().map(|(i, s)| sample(path, &format!("samples[{i}]"), s)).collect();
+    Ok(LogRead { samples: samples?, finished: true })
 }
 
 /// Reads member `index` of `zip` as UTF-8 text. Errors name `label` (the member as a
@@ -367,16 +447,24 @@ fn member_json(text: &str, label: &Path) -> Result<(Value, Vec<Anomaly>)> {
 }
 
 /// The samples of an Inspect `.eval` archive (`bytes`, read once by the input layer) as
-/// trajectories, one per `samples/*.json` member in the archive's order.
+/// trajectories, one per `samples/*.json` member in the archive's order
+/// ([`read_eval_samples`]).
+pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
+    Ok(trajectories(read_eval_samples(path, bytes)?))
+}
+
+/// The samples of an Inspect `.eval` archive (`bytes`, read once by the input layer),
+/// one per `samples/*.json` member in the archive's order; whether it holds
+/// `header.json` ([`LogRead::finished`]; the header is not read).
 ///
 /// Errors: not a zip the `zip` crate reads; no sample member (a log written with
 /// `log_samples` off, or before any sample finished); a member that is not UTF-8 JSON
 /// or a sample refused at its field — each named as `run.eval/samples/<member>`.
-pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
+pub fn read_eval_samples(path: &Path, bytes: &[u8]) -> Result<LogRead> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| InputError::at(path, None, None, format!("not a readable .eval archive (zip): {e}")))?;
     let label = |member: &str| PathBuf::from(format!("{}/{member}", path.display()));
-    let mut header_epochs = None;
+    let mut finished = false;
     let mut samples = Vec::new();
     for index in 0..zip.len() {
         let name = match zip.name_for_index(index) {
@@ -384,19 +472,14 @@ pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
             Some(Err(e)) => return Err(InputError::at(path, None, None, format!("cannot unzip: {e}")).into()),
             None => continue,
         };
-        let is_sample = name.starts_with("samples/") && name.ends_with(".json");
-        let is_header = name == "header.json" || (name == "_journal/start.json" && header_epochs.is_none());
-        if !is_sample && !is_header {
+        finished |= name == "header.json";
+        if !(name.starts_with("samples/") && name.ends_with(".json")) {
             continue;
         }
         let at = label(&name);
         let text = member_text(&mut zip, index, &at)?;
         let (value, anomalies) = member_json(&text, &at)?;
-        if is_sample {
-            samples.push((name, value, anomalies));
-        } else {
-            header_epochs = Some(epochs_of(&value));
-        }
+        samples.push((name, value, anomalies));
     }
     if samples.is_empty() {
         return Err(InputError::at(
@@ -407,11 +490,9 @@ pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
         )
         .into());
     }
-    let several = header_epochs.flatten().is_some_and(|e| e > 1) || later_epoch(samples.iter().map(|(_, v, _)| v));
     let mut out = Vec::with_capacity(samples.len());
     for (name, value, anomalies) in &samples {
-        let at = label(name);
-        out.push(sample(&Loc::file(&at), "", value, several)?);
+        out.push(sample(&label(name), "", value)?);
         anomaly::record(anomalies.iter().map(|a| Recorded {
             line: Some(a.line),
             field: format!("{name}:{}", a.path),
@@ -420,5 +501,5 @@ pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
             occurrences: a.occurrences,
         }));
     }
-    Ok(out)
+    Ok(LogRead { samples: out, finished })
 }

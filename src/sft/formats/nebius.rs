@@ -70,7 +70,7 @@ impl TrajectoryFormat for Nebius {
         });
         let messages = messages.collect();
         let Nebius { instance_id, target, repo, .. } = self;
-        Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved: target, tools: None, repo, messages })
+        Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved: target, tools: None, repo, messages, attempt: None })
     }
 
     /// A first row with `trajectory`.

@@ -57,7 +57,7 @@ impl TrajectoryFormat for OpenHands {
             m.tool_calls = xml_function_calls(&m.text);
         }
         let OpenHands { instance_id, resolved, tools, repo, .. } = self;
-        Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages })
+        Ok(Trajectory { instance_id, source: SOURCE_OPENHANDS, resolved, tools, repo, messages, attempt: None })
     }
 
     /// A row format (a JSON array, JSON lines, or one object): a first row without

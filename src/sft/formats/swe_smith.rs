@@ -116,7 +116,7 @@ impl TrajectoryFormat for SweSmith {
             }
         }
         let SweSmith { instance_id, resolved, repo, .. } = self;
-        Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, repo, messages })
+        Ok(Trajectory { instance_id, source: SOURCE_SWE_SMITH, resolved, tools: None, repo, messages, attempt: None })
     }
 
     /// A row format (a JSON array, JSON lines, or one object): a first row with `traj_id`
