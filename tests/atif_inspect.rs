@@ -574,3 +574,28 @@ fn inspect_epochs_are_attempts() {
 fn load_err(conn: &duckdb::Connection, path: &Path) -> String {
     sphragis::sft::store::load_trajectories(conn, path, None).unwrap_err().to_string()
 }
+
+/// Inspect's editor tool `text_editor` (migration 0022) is an edit, as str_replace_editor
+/// is, and a read with command "view": the full run (message 4 views, message 6
+/// replaces) has one edit; the short run's one call (message 2, a `str_replace` whose
+/// tool answers with an error) is an edit too. `sft_messages.writes` says the same.
+#[test]
+fn inspect_text_editor_is_an_edit() {
+    let conn = load(&[sample("inspect/calc.eval")]);
+    assert_eq!(
+        rows(&conn, "select instance_id, msg_index, name, command, tool from sft_tool_call_classes_v1 order by 1, 2"),
+        [
+            ["7", "2", "text_editor", "str_replace", "edit"],
+            ["7", "4", "submit", "", "submit"],
+            ["calc__add-1", "2", "bash", "", "bash"],
+            ["calc__add-1", "4", "text_editor", "view", "read"],
+            ["calc__add-1", "6", "text_editor", "str_replace", "edit"],
+            ["calc__add-1", "8", "bash", "", "bash"],
+            ["calc__add-1", "10", "submit", "", "submit"]
+        ]
+    );
+    assert_eq!(
+        rows(&conn, "select instance_id, msg_index from sft_messages where writes order by 1, 2"),
+        [["7", "2"], ["calc__add-1", "6"]]
+    );
+}

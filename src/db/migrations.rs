@@ -150,6 +150,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0021_trajectory_attempts.sql",
         sql: include_str!("../../migrations/0021_trajectory_attempts.sql"),
     },
+    Migration {
+        version: 22,
+        description: "inspect_tool_aliases",
+        file: "0022_inspect_tool_aliases.sql",
+        sql: include_str!("../../migrations/0022_inspect_tool_aliases.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.
