@@ -13,7 +13,8 @@ pub struct Args {
     pub kind: InputKind,
     /// Files to load, in order; each is its own transaction. For `run`: the run's NAME
     /// first, then its files or folders (folders are searched for .json, .jsonl, .traj,
-    /// .yaml, .yml files; others found there are listed as not read). For `views` and
+    /// .yaml, .yml and Inspect AI .eval files; others found there are listed as not
+    /// read). For `views` and
     /// `trajectories`, a .parquet file, or a folder or quoted glob of Parquet shards
     /// (`data/` or 'data/train-*.parquet': every shard in name order, in one
     /// transaction, each logged with its SHA-256), is read too; errors name its row.
@@ -125,7 +126,7 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     };
     let (files, skipped) = expand(paths)?;
     if files.is_empty() {
-        return Err(usage("no run file (.json, .jsonl, .traj, .yaml, .yml) in the paths given"));
+        return Err(usage("no run file (.json, .jsonl, .traj, .yaml, .yml, .eval) in the paths given"));
     }
     let conn = crate::db::open(db)?;
     check_spec(&conn, &spec)?;

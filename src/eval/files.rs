@@ -9,6 +9,7 @@
 //! | `harness-summary` | older SWE-bench harness summary `{"resolved": [ids], ...}` | `resolved` is an array |
 //! | `sb-cli-instance` | per-instance `report.json`, `resolved` at the top; the instance is its folder (`logs/<id>/report.json`) | `resolved` is a boolean |
 //! | `swebench-report` | harness per-instance `report.json` keyed by id `{"<id>": {"resolved": ...}}` | one key holding an object with `resolved` |
+//! | `inspect` | an Inspect AI log: a `.eval` archive or a `.json` log ([`super::inspect`]) | a zip (`PK\x03\x04`); a JSON object with a number `version` and `eval.task` |
 //! | trajectories | any format [`detect_and_read`] reads | everything else |
 //!
 //! Per-instance reports are read by the SFT reader ([`read_report`]), strictly: a file with
@@ -105,6 +106,8 @@ pub enum RunFile {
     ExitStatuses { statuses: Vec<(String, String)> },
     /// Trajectories with what their file records beside the messages (same order).
     Trajectories(Vec<(Trajectory, Recorded)>),
+    /// An Inspect AI log: its samples, each with its epoch, error, limit and scores.
+    Inspect(crate::sft::formats::inspect::LogRead),
 }
 
 /// Files a run folder holds that are not outcomes nor trajectories, known by name: each
@@ -136,6 +139,19 @@ pub fn known_run_file(path: &Path) -> Option<&'static str> {
     })
 }
 
+/// Reads one run file from its bytes, as the input layer read them: an Inspect AI `.eval`
+/// archive (a zip) is unzipped in memory ([`crate::sft::formats::inspect::read_eval_samples`]);
+/// anything else must be UTF-8 text, read by [`read`].
+///
+/// Errors: invalid UTF-8 (naming the line and byte column), and those of the readers.
+pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<RunFile> {
+    use crate::sft::formats::inspect;
+    if inspect::is_eval_archive(bytes) {
+        return Ok(RunFile::Inspect(inspect::read_eval_samples(path, bytes)?));
+    }
+    read(path, crate::ingest::json::utf8_document(path, bytes)?)
+}
+
 /// Reads one run file (`text` is its whole content; `path` names it in errors and, for a
 /// flat `report.json`, names the instance by its folder).
 ///
@@ -149,6 +165,18 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
     }
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Option<Value> = serde_json::from_str(body).ok();
+    // an Inspect log (one written with NaN scores is not strict JSON: read under the
+    // anomaly policy); any other document is parsed once more by its own reader below
+    let head = &body.as_bytes()[..body.len().min(4096)];
+    let may_be_log = match &value {
+        Some(v) => crate::sft::formats::inspect::is_log(v),
+        None => body.trim_start().starts_with('{') && head.windows(9).any(|w| w == b"\"version\""),
+    };
+    if may_be_log
+        && let Some(log) = crate::sft::formats::read_inspect_log(path, body)?
+    {
+        return Ok(RunFile::Inspect(log));
+    }
     if let Some(Value::Object(o)) = &value {
         let run_level = o.contains_key("resolved_ids")
             || o.contains_key("total_instances")

@@ -1,9 +1,11 @@
 //! `load run`: a run's files, loaded whole or not at all — every file is read and checked
 //! first, then all are written in ONE transaction bound in the ingest log (kind `run`,
-//! options `{"run": NAME}`, one row per file) — into the `eval_*` tables.
+//! options `{"run": NAME}`, one row per file) — into the `eval_*` tables. An Inspect AI
+//! log's epochs after the first go to runs of their own ([`super::inspect::epoch_run`]),
+//! its file still bound to `NAME` in the ingest log.
 
 use super::autocoderover::{self as acr, Role as AcrRole};
-use super::files::{self, RunFile, batch_time, known_run_file};
+use super::files::{self, RunFile, Status, batch_time, known_run_file};
 use super::symptoms::{exit_names_token_limit, finish, verdicts};
 use crate::ingest::{self, InputError, InputKind, LoadOutcome, ReadFile};
 use anyhow::{Context, Result, bail};
@@ -25,7 +27,7 @@ pub struct RunSpec {
 
 /// File name endings a folder is searched for; other files in a folder are listed as
 /// skipped (a file named on the command line is always read).
-pub const RUN_FILE_ENDINGS: &[&str] = &[".json", ".jsonl", ".traj", ".yaml", ".yml"];
+pub const RUN_FILE_ENDINGS: &[&str] = &[".json", ".jsonl", ".traj", ".yaml", ".yml", ".eval"];
 
 /// A file of a run folder that is not read, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,6 +170,8 @@ enum Rows {
 
 /// One `eval_trajectories` row (and its declared outcome).
 struct TrajectoryRow {
+    /// The run the row goes to: the load's, or an Inspect epoch's ([`super::inspect::epoch_run`]).
+    run: String,
     instance_id: String,
     source: &'static str,
     exit_status: Option<String>,
@@ -176,6 +180,8 @@ struct TrajectoryRow {
     length_finishes: u32,
     token_limit: bool,
     declared_resolved: Option<bool>,
+    /// The outcome the file states of the instance (shape `trajectory`) and its reason.
+    outcome: Option<(Status, Option<String>)>,
 }
 
 /// Loads the files `paths` into the run `spec`, whole or not at all: every file is read,
@@ -192,7 +198,7 @@ struct TrajectoryRow {
 pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<Vec<LoadOutcome>> {
     let mut files: Vec<ReadFile> = Vec::with_capacity(paths.len());
     let mut reads: Vec<Option<Rows>> = Vec::with_capacity(paths.len());
-    let mut seen: std::collections::HashMap<String, (PathBuf, usize)> = std::collections::HashMap::new();
+    let mut seen: std::collections::HashMap<(String, String), (PathBuf, usize)> = std::collections::HashMap::new();
     let mut earlier = conn.prepare(
         "select l.path from eval_trajectories as t join ingest_log as l using (file_id) where t.run = ? and t.instance_id = ?",
     )?;
@@ -213,12 +219,15 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
         let (file, read) = match tasks.take(path) {
             Some(companion) => (companion, Rows::Companion),
             None => {
-                // the text is dropped once parsed: a trajectory is kept as its verdicts
-                let (file, text) = ReadFile::read(path)?;
+                // the bytes are dropped once parsed: a trajectory is kept as its verdicts
+                let (file, bytes) = ReadFile::read_bytes(path)?;
                 let read = match tasks.of(path)? {
-                    Some(task) => prepare_acr(spec, path, &text, task)?,
-                    None => prepare(spec, path, &text)?,
+                    Some(task) => prepare_acr(spec, path, crate::ingest::json::utf8_document(path, &bytes)?, task)?,
+                    None => prepare(spec, path, &bytes)?,
                 };
+                if let Rows::Trajectories(rows) = &read {
+                    check_epoch_runs(conn, spec, path, rows)?;
+                }
                 (file, read)
             }
         };
@@ -227,7 +236,7 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
         if let (Rows::Trajectories(rows), false) = (&read, same_bytes_here) {
             for (row, t) in rows.iter().enumerate() {
                 let field = format!("[{row}]");
-                if let Some((other, first)) = seen.insert(t.instance_id.clone(), (path.clone(), row)) {
+                if let Some((other, first)) = seen.insert((t.run.clone(), t.instance_id.clone()), (path.clone(), row)) {
                     let message = if other == *path {
                         format!("instance {} repeats row {first}", t.instance_id)
                     } else {
@@ -239,7 +248,7 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
                     };
                     return Err(InputError::at(path, None, Some(&field), message).into());
                 }
-                let run = spec.name.as_str();
+                let run = t.run.as_str();
                 if let Some(p) = earlier.query_row(params![run, t.instance_id], |r| r.get::<_, String>(0)).optional()? {
                     return Err(InputError::at(
                         path,
@@ -266,15 +275,47 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
     })
 }
 
-/// Reads one run file into the rows it writes (a trajectory reduced to its verdicts with
-/// the run's runaway N).
-fn prepare(spec: &RunSpec, path: &Path, text: &str) -> Result<Rows> {
-    Ok(match files::read(path, text)? {
+/// Reads one run file (its bytes) into the rows it writes (a trajectory reduced to its
+/// verdicts with the run's runaway N; an Inspect sample in its epoch's run).
+fn prepare(spec: &RunSpec, path: &Path, bytes: &[u8]) -> Result<Rows> {
+    Ok(match files::read_bytes(path, bytes)? {
         RunFile::Trajectories(read) => Rows::Trajectories(
             read.into_iter().map(|(t, rec)| trajectory_row(spec, t, rec.exit_status, rec.length_finishes)).collect(),
         ),
+        RunFile::Inspect(log) => Rows::Trajectories(
+            super::inspect::run_samples(path, &spec.name, log)?
+                .into_iter()
+                .map(|s| TrajectoryRow {
+                    run: s.run,
+                    outcome: s.outcome,
+                    ..trajectory_row(spec, s.trajectory, s.exit_status, 0)
+                })
+                .collect(),
+        ),
         other => Rows::Outcomes(other),
     })
+}
+
+/// Checks the runs other than `spec`'s that `rows` of `path` go to (an Inspect log's later
+/// epochs) as [`check_spec`] checks a run: each loaded already must have the load's model,
+/// harness and runaway N. Errors: that, or `--continues` given with such rows (a run
+/// continues one run; each epoch would need its own).
+fn check_epoch_runs(conn: &Connection, spec: &RunSpec, path: &Path, rows: &[TrajectoryRow]) -> Result<()> {
+    let runs: std::collections::BTreeSet<&str> =
+        rows.iter().map(|t| t.run.as_str()).filter(|r| *r != spec.name).collect();
+    if let (Some(first), Some(continued)) = (runs.first(), &spec.continues) {
+        bail!(
+            "{}: the log runs several epochs, each loaded as a run of its own ({}, {first}, ...); --continues \
+             {continued} names one run: load the log without --continues",
+            path.display(),
+            spec.name
+        );
+    }
+    for run in runs {
+        check_spec(conn, &RunSpec { name: run.to_string(), ..spec.clone() })
+            .with_context(|| format!("{}: epochs after the first go to run {run}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// A trajectory reduced to its `eval_trajectories` row.
@@ -286,6 +327,8 @@ fn trajectory_row(
 ) -> TrajectoryRow {
     let exit = exit_status.as_deref();
     TrajectoryRow {
+        run: spec.name.clone(),
+        outcome: t.resolved.map(|r| (if r { Status::Resolved } else { Status::Unresolved }, None)),
         finish: finish(exit, &t).as_str(),
         verdicts: verdicts(&t, spec.runaway_turns),
         length_finishes,
@@ -393,12 +436,20 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Row
         Rows::Outcomes(read) => read,
         Rows::Companion => return Ok(0),
         Rows::Trajectories(rows) => {
+            // an Inspect log's later epochs: runs of their own, with this load's spec
+            let runs: std::collections::BTreeSet<&str> = rows.iter().map(|t| t.run.as_str()).collect();
+            for other in runs.into_iter().filter(|r| *r != run) {
+                conn.execute(
+                    "insert into eval_run_specs (run, model, harness, continues, runaway_n) values (?, ?, ?, ?, ?) \
+                     on conflict do nothing",
+                    params![other, spec.model, spec.harness, spec.continues, spec.runaway_turns as i32],
+                )?;
+            }
             let mut app = conn.appender("eval_trajectories")?;
-            let mut declared = Vec::new();
             for (row, t) in rows.iter().enumerate() {
                 let v = &t.verdicts;
                 app.append_row(params![
-                    run,
+                    t.run,
                     t.instance_id,
                     t.source,
                     t.exit_status,
@@ -415,14 +466,20 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Row
                     file_id,
                     row as i32 + 1
                 ])?;
-                if let Some(r) = t.declared_resolved {
-                    declared.push((t.instance_id.clone(), if r { "resolved" } else { "unresolved" }));
-                }
             }
             app.flush()?;
             let mut app = conn.appender("eval_outcomes")?;
-            for (id, status) in declared {
-                app.append_row(params![run, id, status, "trajectory", file_id])?;
+            for t in &rows {
+                if let Some((status, _)) = &t.outcome {
+                    app.append_row(params![t.run, t.instance_id, status.as_str(), "trajectory", file_id])?;
+                }
+            }
+            app.flush()?;
+            let mut app = conn.appender("eval_outcome_notes")?;
+            for t in &rows {
+                if let Some((_, Some(reason))) = &t.outcome {
+                    app.append_row(params![t.run, t.instance_id, file_id, reason, false])?;
+                }
             }
             app.flush()?;
             return Ok(rows.len() as i64);
@@ -498,6 +555,6 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Row
             app.flush()?;
             Ok(statuses.len() as i64)
         }
-        RunFile::Trajectories(_) => bail!("a trajectory file is written as its rows"),
+        RunFile::Trajectories(_) | RunFile::Inspect(_) => bail!("a trajectory file is written as its rows"),
     }
 }

@@ -6,7 +6,8 @@
 //! SWE-bench shapes (`infra_failure` included), the SWE-bench harness's run report (schema
 //! version 2) and sb-cli's (with id lists, or counts only), the older harness summary,
 //! mini-swe-agent batch `exit_statuses_*.yaml`, and trajectories in every format the SFT
-//! readers know ([`crate::sft::trajectories::detect_and_read`]); run-level files that hold
+//! readers know ([`crate::sft::trajectories::detect_and_read`]), Inspect AI logs
+//! (`.eval` and `.json`, one run per epoch: [`inspect`]); run-level files that hold
 //! no outcome are skipped by name ([`files::KNOWN_RUN_FILES`]). A run loads whole or not at
 //! all: every file is read and checked, then all are written in one transaction bound in the
 //! ingest log ([`load::load_run`]); a trajectory is kept as its finish and heuristic
@@ -27,5 +28,6 @@
 
 pub mod autocoderover;
 pub mod files;
+pub mod inspect;
 pub mod load;
 pub mod symptoms;

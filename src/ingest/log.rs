@@ -170,10 +170,21 @@ impl ReadFile {
     ///
     /// Errors: the file cannot be opened or read, or is not UTF-8 (file and byte named).
     pub fn read(path: &Path) -> Result<(ReadFile, String)> {
+        let (file, bytes) = Self::read_bytes(path)?;
+        super::json::utf8_document(path, &bytes)?;
+        Ok((file, String::from_utf8(bytes).expect("checked above")))
+    }
+
+    /// Reads `path` whole as bytes (a leading UTF-8 byte-order mark skipped, as
+    /// [`Input::read_all`] does), hashing it as it is read, for inputs that may be binary
+    /// (an Inspect AI `.eval` zip); returns the file's record and its bytes.
+    ///
+    /// Errors: the file cannot be opened or read.
+    pub fn read_bytes(path: &Path) -> Result<(ReadFile, Vec<u8>)> {
         let (mut input, _) = Input::open(path)?;
-        let text = input.read_text()?;
+        let content = input.read_all()?;
         let (bytes, sha256) = input.finish().map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
-        Ok((ReadFile { path: path.to_path_buf(), bytes, sha256 }, text))
+        Ok((ReadFile { path: path.to_path_buf(), bytes, sha256 }, content))
     }
 }
 

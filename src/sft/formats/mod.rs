@@ -336,6 +336,25 @@ pub fn read_bytes(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
     detect_and_read(path, crate::ingest::json::utf8_document(path, bytes)?)
 }
 
+/// Reads `text` as an Inspect AI `.json` log ([`inspect::read_log_samples`]) under the
+/// anomaly policy (`NaN` scores, lone surrogates: recorded as [`detect_and_read`] records
+/// them), for a reader that needs more of each sample than its trajectory (`load run`).
+/// `None` when `text` is not one JSON document that [`inspect::is_log`] accepts.
+///
+/// Errors: those of [`inspect::read_log_samples`].
+pub fn read_inspect_log(path: &Path, text: &str) -> Result<Option<inspect::LogRead>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let scanned = anomaly::scan(text);
+    match serde_json::from_str::<Value>(&scanned.text) {
+        Ok(v) if inspect::is_log(&v) => {
+            let read = inspect::read_log_samples(path, &v)?;
+            record_anomalies(&scanned.anomalies, false);
+            Ok(Some(read))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The first format of [`FORMATS`] that reads `container` starting with `first`.
 fn detect(container: Container, first: &Value) -> Option<&'static Format> {
     FORMATS.iter().find(|f| f.detect(container, first))
