@@ -544,22 +544,32 @@ fn inspect_epochs_are_attempts() {
     let conn = load(&[sample("inspect/calc_epochs.json"), write("again.json", &again)]);
     assert_eq!(
         rows(&conn, "select instance_id, attempt, n_messages from sft_trajectories order by attempt"),
-        [["calc__add-1", "0", "12"], ["calc__add-1#1", "1", "6"], ["calc__add-1#2", "2", "12"], ["calc__add-1#3", "3", "6"]]
+        [
+            ["calc__add-1", "0", "12"],
+            ["calc__add-1#1", "1", "6"],
+            ["calc__add-1#2", "2", "12"],
+            ["calc__add-1#3", "3", "6"]
+        ]
     );
     assert_eq!(rows(&conn, "select count(distinct instance) from sft_trajectories"), [["1"]]);
     // the same log again under another name: its epochs' messages are loaded already
-    let e = load_err(&conn, &write("copy.json", &{
-        let mut v = log.clone();
-        v["status"] = json!("success ");
-        v
-    }));
+    let e = load_err(
+        &conn,
+        &write("copy.json", &{
+            let mut v = log.clone();
+            v["status"] = json!("success ");
+            v
+        }),
+    );
     assert!(e.contains("copy.json") && e.contains("`[0].instance_id`") && e.contains("already loaded from"), "{e}");
     // one epoch of a sample twice in one log
     let mut twice = log.clone();
     twice["samples"][1]["epoch"] = json!(1);
     let e = refused(&d, "twice.json", &serde_json::to_vec(&twice).unwrap());
     assert!(
-        e.contains("twice.json") && e.contains("`[1].instance_id`") && e.contains("which row 0 of this file already takes"),
+        e.contains("twice.json")
+            && e.contains("`[1].instance_id`")
+            && e.contains("which row 0 of this file already takes"),
         "{e}"
     );
     // epochs count from 1

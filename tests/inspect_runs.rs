@@ -103,7 +103,10 @@ fn eval_archive_is_a_run_by_hand() {
         [["7", "", "false", "no_outcome"], ["calc__add-1", "resolved", "true", ""]]
     );
     assert_eq!(
-        rows(&conn, "select run, instances, trajectories, graded, resolved, resolve_rate, no_outcome from eval_runs_v3"),
+        rows(
+            &conn,
+            "select run, instances, trajectories, graded, resolved, resolve_rate, no_outcome from eval_runs_v3"
+        ),
         [["calc", "2", "2", "1", "1", "1", "1"]]
     );
     // the archive's bytes are the input, bound to the run
@@ -221,7 +224,10 @@ fn refusals_name_file_and_field() {
     let mut unscored = one.clone();
     unscored["scores"] = json!({});
     let e = refused(&d, "unscored.eval", &archive(&[("header.json", header), ("samples/a_epoch_1.json", unscored)]));
-    assert!(e.contains("unscored.eval/samples/a_epoch_1.json: field `scores`: missing") && e.contains("--no-score"), "{e}");
+    assert!(
+        e.contains("unscored.eval/samples/a_epoch_1.json: field `scores`: missing") && e.contains("--no-score"),
+        "{e}"
+    );
     let mut log = epochs_log();
     log["samples"][1].as_object_mut().unwrap().remove("scores");
     let e = refused(&d, "log.json", &serde_json::to_vec(&log).unwrap());

@@ -172,9 +172,7 @@ pub fn read(path: &Path, text: &str) -> Result<RunFile> {
         Some(v) => crate::sft::formats::inspect::is_log(v),
         None => body.trim_start().starts_with('{') && head.windows(9).any(|w| w == b"\"version\""),
     };
-    if may_be_log
-        && let Some(log) = crate::sft::formats::read_inspect_log(path, body)?
-    {
+    if may_be_log && let Some(log) = crate::sft::formats::read_inspect_log(path, body)? {
         return Ok(RunFile::Inspect(log));
     }
     if let Some(Value::Object(o)) = &value {

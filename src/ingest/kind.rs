@@ -158,7 +158,8 @@ impl InputKind {
             Self::Pools => "pools/1",
             Self::Manifest => "manifest/1",
             Self::Samples => "samples/1",
-            Self::Run => "run/1",
+            // 2: Inspect AI logs (.eval, .json), one run per epoch
+            Self::Run => "run/2",
         }
     }
 

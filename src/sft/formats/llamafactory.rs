@@ -121,7 +121,15 @@ impl TrajectoryFormat for LlamaFactory {
             messages.push(msg);
         }
         let instance_id = format!("{}:{}", record.file_stem(), record.index);
-        Ok(Trajectory { instance_id, source: SOURCE_LLAMAFACTORY, resolved: None, tools, repo: None, messages, attempt: None })
+        Ok(Trajectory {
+            instance_id,
+            source: SOURCE_LLAMAFACTORY,
+            resolved: None,
+            tools,
+            repo: None,
+            messages,
+            attempt: None,
+        })
     }
 
     /// Any container whose first record's `messages` use typed parts `[{type, value}]`.

@@ -190,7 +190,15 @@ impl TrajectoryFormat for MiniSweAgent {
             let name = loc.file.file_name().and_then(|s| s.to_str()).unwrap_or_default();
             name.strip_suffix(".traj.json").unwrap_or(name).to_string()
         });
-        Ok(Trajectory { instance_id, source: SOURCE_MINI_SWE_AGENT, resolved: None, tools: None, repo: None, messages, attempt: None })
+        Ok(Trajectory {
+            instance_id,
+            source: SOURCE_MINI_SWE_AGENT,
+            resolved: None,
+            tools: None,
+            repo: None,
+            messages,
+            attempt: None,
+        })
     }
 
     /// A JSON object with `trajectory_format` (any value: [`read_mini_swe_agent`]

@@ -70,7 +70,15 @@ impl TrajectoryFormat for Nebius {
         });
         let messages = messages.collect();
         let Nebius { instance_id, target, repo, .. } = self;
-        Ok(Trajectory { instance_id, source: SOURCE_NEBIUS, resolved: target, tools: None, repo, messages, attempt: None })
+        Ok(Trajectory {
+            instance_id,
+            source: SOURCE_NEBIUS,
+            resolved: target,
+            tools: None,
+            repo,
+            messages,
+            attempt: None,
+        })
     }
 
     /// A first row with `trajectory`.

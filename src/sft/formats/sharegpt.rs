@@ -113,7 +113,15 @@ impl TrajectoryFormat for ShareGpt {
             messages.push(msg);
         }
         let instance_id = format!("{}:{}", record.file_stem(), record.index);
-        Ok(Trajectory { instance_id, source: SOURCE_SHAREGPT, resolved: None, tools, repo: None, messages, attempt: None })
+        Ok(Trajectory {
+            instance_id,
+            source: SOURCE_SHAREGPT,
+            resolved: None,
+            tools,
+            repo: None,
+            messages,
+            attempt: None,
+        })
     }
 
     /// Any container whose first record has a `conversations` list (its turns are then read

@@ -40,7 +40,15 @@ impl TrajectoryFormat for SweAgent {
     fn convert(self, record: &Record) -> Result<Trajectory> {
         let messages = chat_messages(&record.loc, "history", self.history)?;
         let instance_id = record.file_stem();
-        Ok(Trajectory { instance_id, source: SOURCE_SWE_AGENT, resolved: None, tools: None, repo: None, messages, attempt: None })
+        Ok(Trajectory {
+            instance_id,
+            source: SOURCE_SWE_AGENT,
+            resolved: None,
+            tools: None,
+            repo: None,
+            messages,
+            attempt: None,
+        })
     }
 
     /// A JSON object whose `history` is an array whose first entry (if any) is a chat

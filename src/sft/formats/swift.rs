@@ -107,7 +107,15 @@ impl TrajectoryFormat for MsSwift {
             messages.push(msg);
         }
         let instance_id = format!("{}:{}", record.file_stem(), record.index);
-        Ok(Trajectory { instance_id, source: SOURCE_MS_SWIFT, resolved: None, tools, repo: None, messages, attempt: None })
+        Ok(Trajectory {
+            instance_id,
+            source: SOURCE_MS_SWIFT,
+            resolved: None,
+            tools,
+            repo: None,
+            messages,
+            attempt: None,
+        })
     }
 
     /// Any container whose first record's `messages` hold a `tool_call` / `tool_response`
