@@ -71,7 +71,8 @@
 //! - [`eval`]: evaluation runs side by side (SPEC §3.5) — `load run` reads a run whole or
 //!   not at all ([`eval::load`]): trajectories (through the SFT readers), per-instance and
 //!   run-level reports with their outcome classes (infra failures, empty patches, never
-//!   run) and batch exit statuses ([`eval::files`]); it stores each trajectory's finish and
+//!   run) and batch exit statuses ([`eval::files`]), Inspect AI logs one run per epoch
+//!   ([`eval::inspect`]); it stores each trajectory's finish and
 //!   heuristic symptoms ([`eval::symptoms`]); the comparisons are views in `sql/eval/`.
 //! - [`export`]: every table as partitioned Parquet with `manifest.json` (files,
 //!   SHA-256s, each view's SQL in DuckDB and Spark dialects, whether it runs on Spark),

@@ -76,7 +76,7 @@ def score(value):
     return {"value": value, "answer": None, "explanation": None, "history": []}
 
 
-# .json log: one sample, two epochs (ids get @epoch<n>); epoch 1 resolved (1.0), epoch 2
+# .json log: one sample, two epochs (attempts 0 and 1 of one instance); epoch 1 resolved (1.0), epoch 2
 # not (0.0 and "I" agree)
 log = {"version": 2, "status": "success", "eval": eval_spec(2), "plan": {"name": "plan", "steps": []},
        "results": {"total_samples": 2, "completed_samples": 2, "scores": []},
