@@ -538,7 +538,8 @@ fn demo_builds_and_prints_every_report() {
 /// and `ft2` (issue 27: each shape loaded by the demo). Figures by hand from the samples'
 /// READMEs: trajectories and messages per file (sharegpt 7 + 4 messages; ms-swift 8; nebius
 /// 5 + 7 + 7 + 5 and a fourth sqlfluff attempt of 4; ATIF 11 and its continuation's 6 new
-/// messages; Inspect 12 + 6 in each log); base: a resolved, b c d unresolved, e no outcome;
+/// messages; Inspect 12 + 6 in each log, the three
+/// runs of `calc__add-1` as attempts 0..2 in load order); base: a resolved, b c d unresolved, e no outcome;
 /// ft2: results.json resolves a b d, c and e implied unresolved.
 fn demo_holds_every_shape_and_both_runs(db: &Path) {
     let conn = duckdb::Connection::open_with_flags(
@@ -577,6 +578,22 @@ fn demo_holds_every_shape_and_both_runs(db: &Path) {
         )
         .unwrap();
     assert_eq!(sqlfluff, (4, 3), "four attempts of one instance, numbered 0..3");
+    // Inspect: calc.eval's calc__add-1 (loaded first) is attempt 0; calc_epochs.json's
+    // epochs 1 and 2 come after it as attempts 1 and 2 (12 and 6 messages)
+    let calc: Vec<(String, i32, i64)> = conn
+        .prepare(
+            "select regexp_extract(l.path, '[^/]+$'), attempt, \
+                    (select count(*) from sft_messages as m where m.instance_id = t.instance_id) \
+             from sft_trajectories as t join ingest_log as l using (file_id) \
+             where instance = 'calc__add-1' order by attempt",
+        )
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let want = [("calc.eval", 0, 12), ("calc_epochs.json", 1, 12), ("calc_epochs.json", 2, 6)];
+    assert_eq!(calc, want.map(|(f, a, m)| (f.to_string(), a, m)).to_vec());
     let runs: Vec<(String, i64, i64, i64)> = conn
         .prepare("select run, instances, graded, resolved from eval_runs_v3 order by run")
         .unwrap()

@@ -92,7 +92,11 @@ with open("calc_epochs.json", "w") as f:
 start = {"version": 2, "eval": eval_spec(1), "plan": {"name": "plan", "steps": []}}
 header = dict(start, status="success", results={"total_samples": 2, "completed_samples": 2, "scores": []},
               stats={"started_at": "2026-03-02T10:00:00+00:00", "completed_at": "2026-03-02T10:01:00+00:00"})
-s1 = sample("calc__add-1", 1, FULL, {"swe_bench_scorer": score("C")})
+# its calc__add-1 is another run of the sample: the same turns, but the test run took
+# 0.03 s (so its messages are not those of calc_epochs.json's epoch 1 and both files load
+# as attempts of one instance)
+FULL_EVAL = [dict(m, content="1 passed in 0.03s\n") if m["id"] == "m9" else m for m in FULL]
+s1 = sample("calc__add-1", 1, FULL_EVAL, {"swe_bench_scorer": score("C")})
 s7 = sample(7, 1, SHORT, {"a": score("C"), "b": score("P")}, repo="example/calc")
 with zipfile.ZipFile("calc.eval", "w", compression=zipfile.ZIP_DEFLATED) as z:
     for name, doc in [("_journal/start.json", start), ("samples/calc__add-1_epoch_1.json", s1),
