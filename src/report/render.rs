@@ -146,7 +146,8 @@ pub fn render_table(table: &ReportTable) -> String {
         None => String::new(),
         Some(_) => format!("{} — {}\n{}\n", table.report, table.about, stamp(table)),
     };
-    format!("{caption}{t}\n({} rows)\n", table.rows.len())
+    let n = table.rows.len();
+    format!("{caption}{t}\n({n} {})\n", if n == 1 { "row" } else { "rows" })
 }
 
 fn is_number(v: &Cell) -> bool {
