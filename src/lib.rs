@@ -41,7 +41,8 @@
 //!   checksums), [`db::views`] (the registry of views and table macros),
 //!   [`db::release`] (the lock of released SQL), [`db::catalogue`] (docs/views.md,
 //!   generated from the SQL files' headers), [`db::sealed`] (the companion database that
-//!   holds the content of examples in sealed windows).
+//!   holds the content of examples in sealed windows), [`db::spark`] (the generated,
+//!   parity-checked Spark SQL of every view).
 //! - [`rules`]: the rules as pure functions ([`rules::fence`], [`rules::normalize`],
 //!   [`rules::compress`]) and their DuckDB adapters ([`rules::udf`]).
 //! - [`review`]: the review corpus — adapters per source format, per-org configuration
@@ -76,7 +77,7 @@
 //!   heuristic symptoms ([`eval::symptoms`]); the comparisons are views in `sql/eval/`.
 //! - [`export`]: every table as partitioned Parquet with `manifest.json` (files,
 //!   SHA-256s, each view's SQL in DuckDB and Spark dialects, whether it runs on Spark),
-//!   and `init --from` back; [`export::spark`] holds the generated, parity-checked Spark SQL.
+//!   and `init --from` back.
 //! - [`show`]: the token-level loss-mask viewer (`show view`) — one SFT view's positions
 //!   from the table macro `sft_view_positions_at_v1`, decoded one position at a time with
 //!   the view's tokenizer, rendered as ANSI / plain text ([`show::terminal`]) or an HTML

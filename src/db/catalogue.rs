@@ -46,7 +46,10 @@ pub fn markdown() -> String {
          files in `sql/` (src/db/catalogue.rs; `SPHRAGIS_BLESS=1 cargo test --release --test docs` \
          rewrites this file, and the test fails when it is stale). *Released* means the file is in \
          `sql/released.sha256` with these bytes: it never changes again (a change of meaning is a \
-         new `_v<N+1>`).\n\n",
+         new `_v<N+1>`). *Spark* is what the parity check proved on the demo export \
+         (src/db/spark_views.json, docs/spark.md): `portable` when the view's Spark SQL gave \
+         the same rows, `no` with the reason below, `not checked` when the table was \
+         generated from other SQL.\n\n",
     );
     out.push_str(&format!("{} views and macros.\n\n", VIEWS.len()));
     let folder = |v: &ViewFile| v.source.split('/').nth(1).unwrap_or("").to_string();
@@ -58,13 +61,16 @@ pub fn markdown() -> String {
         }
     }
     for f in &folders {
-        out.push_str(&format!("## sql/{f}/\n\n| name | kind | released | what it gives |\n|---|---|---|---|\n"));
+        out.push_str(&format!(
+            "## sql/{f}/\n\n| name | kind | released | Spark | what it gives |\n|---|---|---|---|---|\n"
+        ));
         for v in VIEWS.iter().filter(|v| folder(v) == *f) {
             out.push_str(&format!(
-                "| [`{name}`](#{name}) | {kind} | {released} | {summary} |\n",
+                "| [`{name}`](#{name}) | {kind} | {released} | {spark} | {summary} |\n",
                 name = v.name(),
                 kind = kind(v),
                 released = if released(v) { "yes" } else { "no" },
+                spark = spark_word(&spark(v)),
                 summary = summary(v)
             ));
         }
@@ -85,8 +91,30 @@ pub fn markdown() -> String {
             out.push('\n');
         }
         out.push_str("```\n\n");
+        let spark = spark(v);
+        match (spark_word(&spark), &spark.reason) {
+            ("portable", _) => out.push_str("Spark: portable (the same rows on Spark as on DuckDB).\n\n"),
+            (word, reason) => out.push_str(&format!(
+                "Spark: {word}: {}\n\n",
+                reason.as_deref().unwrap_or("no Spark SQL recorded").replace('\n', " ")
+            )),
+        }
     }
     out
+}
+
+/// The view's entry in the generated Spark table, for the SQL this binary holds.
+fn spark(v: &ViewFile) -> super::spark::SparkSql {
+    super::spark::lookup(v.name(), &v.sha256(), v.kind)
+}
+
+/// `portable`, `no` or `not checked` (a table generated from other SQL, or none).
+fn spark_word(s: &super::spark::SparkSql) -> &'static str {
+    match &s.reason {
+        None if s.portable => "portable",
+        Some(r) if r.starts_with("not checked") => "not checked",
+        _ => "no",
+    }
 }
 
 fn kind(v: &ViewFile) -> &'static str {

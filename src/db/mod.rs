@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod migrations;
 pub mod release;
 pub mod sealed;
+pub mod spark;
 pub mod views;
 
 use anyhow::{Context, Result, bail};

@@ -26,8 +26,6 @@
 //! The statements here are mechanical (copy a table out, read it back); the audit's SQL
 //! stays in `sql/`.
 
-pub mod spark;
-
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use serde::{Deserialize, Serialize};
@@ -345,7 +343,7 @@ fn write_partial(conn: &Connection, opts: &ExportOptions, partial: &Path) -> Res
 
 fn view_export(v: &crate::db::views::ViewFile) -> ViewExport {
     let sha256 = v.sha256();
-    let spark = spark::lookup(v.name(), &sha256, v.kind);
+    let spark = crate::db::spark::lookup(v.name(), &sha256, v.kind);
     ViewExport {
         name: v.name().to_string(),
         kind: v.kind.as_str().to_string(),

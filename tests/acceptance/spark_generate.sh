@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Regenerate src/export/spark_views.json (issue 14) in one step: build the demo database
+# Regenerate src/db/spark_views.json (issue 14) in one step: build the demo database
 # with the given sphragis binary, export it to Parquet (sealed rows included, as CI does),
 # and run `spark_parity.py EXPORT --generate`, which transpiles every view and macro,
 # runs each on a local Spark and on DuckDB over that export, and records which are equal.
-# Rebuild sphragis afterwards: the binary embeds the table (src/export/spark.rs).
+# Rebuild sphragis afterwards: the binary embeds the table (src/db/spark.rs).
 #
 # Usage: tests/acceptance/spark_generate.sh [SPHRAGIS_BINARY]
 #   SPHRAGIS_BINARY defaults to $CARGO_TARGET_DIR/release/sphragis (or target/release/sphragis).
@@ -18,4 +18,4 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$work" && "$bin" demo --samples "$root/data-samples" --quiet > /dev/null)
 "$bin" --db "$work/sphragis-demo.duckdb" export --format parquet --out "$work/demo-export" --include-sealed > /dev/null
-"$python" "$root/tests/acceptance/spark_parity.py" "$work/demo-export" --generate "$root/src/export/spark_views.json"
+"$python" "$root/tests/acceptance/spark_parity.py" "$work/demo-export" --generate "$root/src/db/spark_views.json"

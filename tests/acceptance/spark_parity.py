@@ -7,7 +7,7 @@ Usage (a venv with `duckdb==2.0.0`, `sqlglot` and `pyspark` from PyPI, and Java 
     python spark_parity.py EXPORT_DIR --generate OUT.json
                                                     # transpile every view (sqlglot duckdb -> spark),
                                                     # run the parity, write the Spark table that
-                                                    # sphragis embeds (src/export/spark_views.json)
+                                                    # sphragis embeds (src/db/spark_views.json)
 
 EXPORT_DIR is a folder written by `sphragis export --format parquet` (its manifest.json names
 the tables, files, column types and each view's SQL). Both engines read the same Parquet files:

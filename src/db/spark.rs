@@ -1,6 +1,6 @@
 //! The Spark SQL of every view, generated — not written by hand — and proven.
 //!
-//! `src/export/spark_views.json` is written by `tests/acceptance/spark_parity.py
+//! `src/db/spark_views.json` is written by `tests/acceptance/spark_parity.py
 //! --generate`: it transpiles each view file from DuckDB to Spark SQL with sqlglot, runs
 //! it on a local Spark over a Parquet export of the demo database, and compares the rows
 //! with DuckDB's on the same export. A view is recorded as portable only when its rows are
@@ -94,12 +94,12 @@ mod tests {
         // A view or macro added or edited since spark_views.json was generated shows as "not
         // checked" in every manifest; this fails first, naming the command that fixes it.
         let g: Generated = serde_json::from_str(GENERATED).unwrap();
-        let regenerate = "regenerate: tests/acceptance/spark_parity.py EXPORT --generate src/export/spark_views.json \
+        let regenerate = "regenerate: tests/acceptance/spark_parity.py EXPORT --generate src/db/spark_views.json \
                           (docs/spark.md \"The same views on Spark\")";
         for file in crate::db::views::VIEWS {
             let entry = g.views.iter().find(|e| e.name == file.name());
             let Some(entry) = entry else {
-                panic!("{} has no entry in src/export/spark_views.json; {regenerate}", file.name())
+                panic!("{} has no entry in src/db/spark_views.json; {regenerate}", file.name())
             };
             assert_eq!(
                 entry.duckdb_sha256,
