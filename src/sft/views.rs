@@ -335,8 +335,34 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
                     .into(),
             ));
         };
-        for s in raw_spans {
+        // A span must be storable as [start, end) in 32 bits, and lie within one length of
+        // the ids on either side (-n..=2n): a span nearer than that but outside the ids is
+        // kept for contract_spans to fail; one farther out (INT_MAX or INT_MIN used as a
+        // sentinel) names no position of this view and would overflow the positions'
+        // 32-bit arithmetic in the supervision views, so it is refused here.
+        let n_ids = i64::try_from(n).unwrap_or(i64::MAX);
+        for (i, s) in raw_spans.into_iter().enumerate() {
             let end = if convention == SpanEnd::Inclusive { s.end + 1 } else { s.end };
+            if i32::try_from(end).is_err() {
+                return Err(err(
+                    &format!("message_spans[{i}].end"),
+                    format!("inclusive end {} is exclusive end {end}, which does not fit a 32-bit integer", s.end),
+                ));
+            }
+            for (name, v) in [("start", s.start), ("end", end)] {
+                if v < -n_ids || v > 2 * n_ids {
+                    let shown = if name == "end" && end != s.end { format!("{v} (exclusive)") } else { v.to_string() };
+                    return Err(err(
+                        &format!("message_spans[{i}].{name}"),
+                        format!(
+                            "{shown} is no position of the {n_ids} ids: a span must lie within {}..={} \
+                             (one that is outside the ids but nearer is kept and fails contract_spans)",
+                            -n_ids,
+                            2 * n_ids
+                        ),
+                    ));
+                }
+            }
             spans.push((s.index, s.role, s.start, end));
         }
     }
