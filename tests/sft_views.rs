@@ -631,3 +631,28 @@ fn span_at_int32_limit_is_refused_not_an_overflow() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// Hostile input D11: `view_id: ""` was stored as an empty id and `family: ""` as a
+/// determined family "" (never `(undetermined)`). Both refused as `pool` and
+/// `instance_id` are, naming file, line and field; nothing of the file is kept.
+#[test]
+fn empty_view_id_and_family_are_refused_not_stored() {
+    let dir = std::env::temp_dir().join(format!("sphragis-empty-ids-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = ViewOptions { pool: Some("P".into()), ..ViewOptions::default() };
+    let good = "{\"view_id\":\"g\",\"instance_id\":\"x__y-1\",\"input_ids\":[1,2],\"loss_mask\":[0,1]}\n";
+    for (extra, said) in [
+        ("\"view_id\":\"\",", "views.jsonl:2: field `view_id`: must not be empty"),
+        ("\"view_id\":\" \",", "views.jsonl:2: field `view_id`: must not be empty"),
+        ("\"view_id\":\"e\",\"family\":\"\",", "views.jsonl:2: field `family`: must not be empty"),
+    ] {
+        let path = dir.join("views.jsonl");
+        let bad = format!("{{{extra}\"instance_id\":\"x__y-2\",\"input_ids\":[1,2],\"loss_mask\":[0,1]}}\n");
+        std::fs::write(&path, format!("{good}{bad}")).unwrap();
+        let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains(said), "{extra}: {err}");
+        let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 0);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

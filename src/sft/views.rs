@@ -210,6 +210,13 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
         return Err(err(&field, "must not be empty".into()));
     }
     let instance_id = instance_ids.ids()[0].clone();
+    let view_id = raw.view_id.take().map(TextOrNumber::into_text);
+    if view_id.as_deref().is_some_and(|id| id.trim().is_empty()) {
+        return Err(err("view_id", "must not be empty".into()));
+    }
+    if raw.family.as_deref().is_some_and(|f| f.trim().is_empty()) {
+        return Err(err("family", "must not be empty (leave it out: the instance id's scheme gives it)".into()));
+    }
     // Values are stored as 32-bit integers: refuse what would not fit rather than clamp
     // (the id, mask, label and keep_msgs arrays are refused as they are read, `Narrow`).
     if let Some(spans) = &raw.message_spans {
@@ -376,7 +383,7 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
         attention_mask: raw.attention_mask.map(|v| v.values),
     };
     let view = View {
-        view_id: raw.view_id.map(TextOrNumber::into_text).unwrap_or_else(|| format!("{pool}:{instance_id}:{record}")),
+        view_id: view_id.unwrap_or_else(|| format!("{pool}:{instance_id}:{record}")),
         family_given: raw.family.is_some(),
         family: raw.family.or_else(|| family_of(&instance_id)),
         pool,
