@@ -600,7 +600,12 @@ fn span_at_int32_limit_is_refused_not_an_overflow() {
             "views.jsonl:2: field `message_spans[1].end`: -2147483647 (exclusive) is no position of the 6 ids",
         ),
         ("exclusive", -2147483648, 5, "views.jsonl:2: field `message_spans[1].start`: -2147483648 is no position"),
-        ("exclusive", 2147483640, 2147483647, "views.jsonl:2: field `message_spans[1].start`: 2147483640 is no position"),
+        (
+            "exclusive",
+            2147483640,
+            2147483647,
+            "views.jsonl:2: field `message_spans[1].start`: 2147483640 is no position",
+        ),
     ] {
         let path = dir.join("views.jsonl");
         std::fs::write(&path, line("good", "exclusive", 2, 6) + &line("bad", convention, start, end)).unwrap();

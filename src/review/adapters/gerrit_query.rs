@@ -166,7 +166,8 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
             return Err(err("number", "must not be empty").into());
         }
         for (k, m) in change.comments.iter().enumerate() {
-            unix_micros(m.timestamp).ok_or_else(|| err(&format!("comments[{k}].timestamp"), &not_a_time(m.timestamp)))?;
+            unix_micros(m.timestamp)
+                .ok_or_else(|| err(&format!("comments[{k}].timestamp"), &not_a_time(m.timestamp)))?;
         }
         for (i, ps) in change.patch_sets.iter().enumerate() {
             if let Some(t) = ps.created_on {
@@ -334,10 +335,7 @@ mod tests {
         assert!(err.contains("g:1: Gerrit reported an error: permission denied"), "{err}");
         let err =
             run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":100,"#, r#""timestamp":1520071568000000,"#)));
-        assert!(
-            err.contains("field `comments[0].timestamp`: 1520071568000000 is not a time in Unix seconds"),
-            "{err}"
-        );
+        assert!(err.contains("field `comments[0].timestamp`: 1520071568000000 is not a time in Unix seconds"), "{err}");
     }
 
     /// Hostile input D6: `createdOn` was multiplied into microseconds unchecked, so a
@@ -356,8 +354,9 @@ mod tests {
             .map_err(|e| e.to_string())
         };
         for v in ["-99999999999999", "99999999999999999", "9223372036854775807", "9223372036854", "-1", "32503680000"] {
-            let err = run(format!("{}\n{STATS}\n", CHANGE.replace(r#""createdOn":200"#, &format!(r#""createdOn":{v}"#))))
-                .unwrap_err();
+            let err =
+                run(format!("{}\n{STATS}\n", CHANGE.replace(r#""createdOn":200"#, &format!(r#""createdOn":{v}"#))))
+                    .unwrap_err();
             assert_eq!(
                 err,
                 format!(
@@ -365,12 +364,13 @@ mod tests {
                      year 3000 (0 to 32503679999)"
                 )
             );
-            let err = run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":260"#, &format!(r#""timestamp":{v}"#))))
-                .unwrap_err();
+            let err =
+                run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":260"#, &format!(r#""timestamp":{v}"#))))
+                    .unwrap_err();
             assert!(err.starts_with(&format!("g.json:1: field `comments[2].timestamp`: {v} is not a time")), "{err}");
         }
-        let got = run(format!("{}\n{STATS}\n", CHANGE.replace(r#""createdOn":200"#, r#""createdOn":32503679999"#)))
-            .unwrap();
+        let got =
+            run(format!("{}\n{STATS}\n", CHANGE.replace(r#""createdOn":200"#, r#""createdOn":32503679999"#))).unwrap();
         let inline = got.iter().flat_map(|e| &e.comments).find(|c| c.comment_id == "ps2-inline0").unwrap();
         assert_eq!(inline.created_at, Some(32_503_679_999_000_000));
     }
