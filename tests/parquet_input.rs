@@ -511,3 +511,34 @@ fn blob_string_columns_are_decoded_not_escaped() {
     assert!(ids.is_empty() || ids == ["café__x-1"], "{ids:?}");
 }
 
+/// Hostile input D13: a `UBIGINT[]` value above 2^63 became null in the cast to 64 bits
+/// and was reported as "null; expected an integer". It is named with its value.
+#[test]
+fn ubigint_above_i64_is_out_of_range_not_null() {
+    let dir = scratch("ubigint");
+    let (p, e) = refusal(
+        &dir,
+        "ubig.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, 18446744073709551615]::ubigint[] as input_ids, [0, 1]::int[] as loss_mask",
+    );
+    assert_eq!(
+        e,
+        format!("{}:row 1: column `input_ids[1]`: 18446744073709551615 does not fit a 32-bit integer", p.display())
+    );
+    let (p, e) = refusal(
+        &dir,
+        "ubig_mask.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, 2]::int[] as input_ids, [0, 9223372036854775808]::ubigint[] as loss_mask",
+    );
+    assert_eq!(
+        e,
+        format!("{}:row 1: column `loss_mask[1]`: mask value 9223372036854775808 is outside -128..127", p.display())
+    );
+    // a null is still called null
+    let (p, e) = refusal(
+        &dir,
+        "ubig_null.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, null]::ubigint[] as input_ids, [0, 1]::int[] as loss_mask",
+    );
+    assert_eq!(e, format!("{}:row 1: column `input_ids[1]`: null; expected an integer", p.display()));
+}

@@ -288,6 +288,9 @@ pub struct IntLists {
     offsets: Vec<usize>,
     nulls: Option<duckdb::arrow::buffer::NullBuffer>,
     values: Int64Array,
+    /// The values as stored when they are unsigned 64-bit (`UBIGINT[]`): one above
+    /// `i64::MAX` is null in `values` and read here, to be named, not called null.
+    unsigned: Option<duckdb::arrow::array::UInt64Array>,
 }
 
 /// One row of an [`IntLists`] column.
@@ -296,6 +299,8 @@ pub enum IntRow<'a> {
     Null,
     /// The list's values; `Err(k)`: its value at position `k` is null.
     Values(Result<&'a [i64], usize>),
+    /// The list's value at position `k` is an unsigned value above `i64::MAX`.
+    Beyond(usize, u64),
 }
 
 impl IntLists {
@@ -319,9 +324,16 @@ impl IntLists {
         if !values.data_type().is_integer() && values.data_type() != &DataType::Null {
             return Err(refuse());
         }
+        let unsigned = (values.data_type() == &DataType::UInt64)
+            .then(|| values.as_primitive::<duckdb::arrow::datatypes::UInt64Type>().clone());
         let values =
             duckdb::arrow::compute::cast(&values, &DataType::Int64).map_err(|e| format!("{}: {e}", refuse()))?;
-        Ok(IntLists { offsets, nulls: array.nulls().cloned(), values: values.as_primitive::<Int64Type>().clone() })
+        Ok(IntLists {
+            offsets,
+            nulls: array.nulls().cloned(),
+            values: values.as_primitive::<Int64Type>().clone(),
+            unsigned,
+        })
     }
 
     /// Row `i` (0-based in the batch).
@@ -333,6 +345,10 @@ impl IntLists {
         if self.values.null_count() > 0
             && let Some(k) = (start..end).find(|k| self.values.is_null(*k))
         {
+            // (the cast to 64 bits made a UBIGINT above i64::MAX null)
+            if let Some(u) = self.unsigned.as_ref().filter(|u| u.is_valid(k)) {
+                return IntRow::Beyond(k - start, u.value(k));
+            }
             return IntRow::Values(Err(k - start));
         }
         IntRow::Values(Ok(&self.values.values()[start..end]))

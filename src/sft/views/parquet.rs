@@ -170,6 +170,10 @@ fn read(
                             return Err(err(&format!("{column}[{k}]"), "null; expected an integer".into()).into());
                         }
                         IntRow::Values(Ok(values)) => values,
+                        IntRow::Beyond(k, v) => {
+                            let misfit = if *byte { i8::misfit(Some(v.into())) } else { i32::misfit(Some(v.into())) };
+                            return Err(err(&format!("{column}[{k}]"), misfit).into());
+                        }
                     },
                 };
                 if *byte {
