@@ -339,3 +339,20 @@ fn ms_swift_rows_and_loss_flags_by_hand() {
     }
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// Hostile input D11: a trajectory with `instance_id: ""` was stored (family null), and
+/// `views build` then wrote views the views loader refuses. Refused at load, naming the
+/// file and the field; nothing is written.
+#[test]
+fn empty_trajectory_instance_id_is_refused_not_stored() {
+    let d = dir("empty-id");
+    let row = json!({"instance_id": "", "info": {}, "messages": [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"}]});
+    for (name, text) in [("e.traj.json", row.to_string())] {
+        let path = d.join(name);
+        std::fs::write(&path, text).unwrap();
+        let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+        let err = sphragis::sft::store::load_trajectories(&conn, &path, None).unwrap_err().to_string();
+        assert!(err.contains("instance_id`: must not be empty"), "{name}: {err}");
+        assert_eq!(rows(&conn, "select count(*) from sft_trajectories"), [["0"]]);
+    }
+}
