@@ -346,13 +346,13 @@ fn ms_swift_rows_and_loss_flags_by_hand() {
 #[test]
 fn empty_trajectory_instance_id_is_refused_not_stored() {
     let d = dir("empty-id");
-    let row = json!({"instance_id": "", "info": {}, "messages": [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"}]});
-    for (name, text) in [("e.traj.json", row.to_string())] {
-        let path = d.join(name);
-        std::fs::write(&path, text).unwrap();
+    for id in ["", "  "] {
+        let row = json!({"instance_id": id, "info": {}, "messages": [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"}]});
+        let path = d.join("e.traj.json");
+        std::fs::write(&path, row.to_string()).unwrap();
         let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
         let err = sphragis::sft::store::load_trajectories(&conn, &path, None).unwrap_err().to_string();
-        assert!(err.contains("instance_id`: must not be empty"), "{name}: {err}");
+        assert_eq!(err, format!("{}: field `[0].instance_id`: must not be empty", path.display()));
         assert_eq!(rows(&conn, "select count(*) from sft_trajectories"), [["0"]]);
     }
 }
