@@ -6,7 +6,7 @@
 //! viewer can query without depending on the report layer that presents them.
 
 use crate::db::views::SqlKind;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 
 /// One cell of a result, typed enough for JSON; everything else is formatted text.
@@ -77,7 +77,15 @@ pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTabl
     let mut rows = Vec::new();
     for batch in arrow {
         for r in 0..batch.num_rows() {
-            let row = batch.columns().iter().map(|array| cell_at(array.as_ref(), r)).collect::<Result<Vec<_>>>()?;
+            let row = batch
+                .columns()
+                .iter()
+                .zip(&columns)
+                .map(|(array, name)| {
+                    cell_at(array.as_ref(), r)
+                        .with_context(|| format!("row {}, column {name}: the value cannot be shown", rows.len() + 1))
+                })
+                .collect::<Result<Vec<_>>>()?;
             rows.push(row);
         }
     }
@@ -94,7 +102,6 @@ fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
         DataType, Decimal128Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type,
         UInt16Type, UInt32Type, UInt64Type,
     };
-    use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
     if array.is_null(r) || *array.data_type() == DataType::Null {
         return Ok(Cell::Null);
     }
@@ -147,11 +154,19 @@ fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
             };
             match at {
                 Some(at) => Cell::Text(iso_timestamp(at)),
-                None => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
+                None => Cell::Text(formatted(array, r)?),
             }
         }
-        _ => Cell::Text(ArrayFormatter::try_new(array, &FormatOptions::default())?.value(r).to_string()),
+        _ => Cell::Text(formatted(array, r)?),
     })
+}
+
+/// The text Arrow formats of row `r`. A value Arrow cannot format (a timestamp beyond
+/// chrono's range) is an error: Arrow's default writes `ERROR: Cast error: …` as the
+/// cell's text, which was printed as data with exit 0.
+fn formatted(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<String> {
+    use duckdb::arrow::util::display::{ArrayFormatter, FormatOptions};
+    Ok(ArrayFormatter::try_new(array, &FormatOptions::default().with_display_error(false))?.value(r).try_to_string()?)
 }
 
 /// A timestamp without time zone in ISO 8601 form, the way Python's
@@ -173,6 +188,26 @@ fn iso_timestamp(at: chrono::NaiveDateTime) -> String {
 mod tests {
     use super::*;
     use crate::report::text;
+
+    /// Hostile input D6: a timestamp Arrow cannot format came back as the text
+    /// `ERROR: Cast error: …` inside the result, printed as data with exit 0. It is an
+    /// error naming the row and column; a value beside it is not printed as if all went well.
+    #[test]
+    fn cell_that_cannot_be_shown_is_an_error_not_data() {
+        let conn = Connection::open_in_memory().unwrap();
+        let err = query(&conn, "select 1 as n, make_timestamp(9223372036854000000::bigint) as created_at", &[])
+            .map(|t| format!("{:?}", t.rows))
+            .unwrap_err();
+        let text = format!("{err:#}");
+        assert!(text.starts_with("row 1, column created_at: the value cannot be shown: "), "{text}");
+        assert!(!text.contains("ERROR:"), "{text}");
+        let t = query(&conn, "select make_timestamp(1700000000000000::bigint) as t", &[]).unwrap();
+        assert_eq!(text_of(&t), ["2023-11-14T22:13:20"]);
+    }
+
+    fn text_of(t: &ReportTable) -> Vec<String> {
+        t.rows[0].iter().map(text).collect()
+    }
 
     /// The fault behind a red CI: Arrow wrote `.100000` as `.100`, so a stamp's timestamp
     /// differed from the one a stock client reads 1 time in 1,000. Expected values are

@@ -391,6 +391,12 @@ fn cli_load_run_needs_a_model_and_report_runs_writes_every_view() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("load run needs --model"));
     let out = run(&["load", "trajectories", "x.json", "--model", "m"]);
     assert_eq!(out.status.code(), Some(2));
+    // hostile input D11: an empty model was stored as the run's model
+    for empty in ["", "  "] {
+        let out = run(&["load", "run", "base", samples().join("base").to_str().unwrap(), "--model", empty]);
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--model must not be empty"));
+    }
     let out = run(&[
         "load",
         "run",

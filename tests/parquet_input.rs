@@ -450,3 +450,95 @@ fn chat_messages_as_hugging_face_writes_them_with_a_row_named_error() {
     let e = format!("{:#}", sphragis::sft::store::load_trajectories_all(&db(), &bad, None).unwrap_err());
     assert!(e.starts_with(&format!("{}:row 2: column `messages[0]", bad.display())), "{e}");
 }
+
+/// Hostile input D7: a string column written as BYTE_ARRAY without the UTF8 annotation
+/// (DuckDB: BLOB; older Spark, Hive and Arrow writers) was stored as `to_json`'s `\xNN`
+/// escape text (`caf\xC3\xA9__x-1`), so the id and family no longer matched. A BLOB column
+/// is decoded as UTF-8; one that is not UTF-8 is refused at its row and column, and a
+/// nested type holding BLOB at its column.
+#[test]
+fn blob_string_columns_are_decoded_not_escaped() {
+    let dir = scratch("blob");
+    let p = dir.join("blob_utf8.parquet");
+    duck(&format!(
+        "copy (select 'p1' as view_id, encode('A') as pool, encode('café__x-1') as instance_id, \
+         [1, 2]::integer[] as input_ids, [0, 1]::integer[] as loss_mask) to {}",
+        lit(&p)
+    ));
+    let conn = db();
+    load_views(&conn, &p).unwrap();
+    assert_eq!(
+        rows(&conn, "select pool || ' ' || instance_id || ' ' || family from sft_views"),
+        ["A café__x-1 café__x"]
+    );
+    let (p, e) = refusal(
+        &dir,
+        "blob_bad.parquet",
+        "select * from (values ('A', encode('x__y-1')), ('A', '\\xFF\\xFE'::blob)) as t(pool, instance_id), \
+         (select [1, 2]::integer[] as input_ids, [0, 1]::integer[] as loss_mask)",
+    );
+    assert_eq!(
+        e,
+        format!(
+            "{}:row 2: column `instance_id`: is BLOB (bytes, not a string) and its value is not UTF-8",
+            p.display()
+        )
+    );
+    let (p, e) = refusal(
+        &dir,
+        "blob_nested.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, 2]::integer[] as input_ids, [0, 1]::integer[] as loss_mask, \
+         'exclusive' as span_end, [{'index': 0, 'role': encode('user'), 'start': 0, 'end': 2}] as message_spans",
+    );
+    assert_eq!(
+        e,
+        format!(
+            "{}: column `message_spans`: is STRUCT(\"index\" INTEGER, \"role\" BLOB, \"start\" INTEGER, \"end\" INTEGER)[]: \
+             it holds BLOB values (bytes), not strings",
+            p.display()
+        )
+    );
+    // trajectories read every column through the same decoding
+    let t = dir.join("traj.parquet");
+    duck(&format!(
+        "copy (select encode('café__x-1') as instance_id, [{{'role': 'user', 'content': 'hi'}}, \
+         {{'role': 'assistant', 'content': 'ok'}}] as messages) to {}",
+        lit(&t)
+    ));
+    let conn = db();
+    let _ = sphragis::sft::store::load_trajectories(&conn, &t, None);
+    let ids = rows(&conn, "select instance_id from sft_trajectories");
+    assert!(ids.is_empty() || ids == ["café__x-1"], "{ids:?}");
+}
+
+/// Hostile input D13: a `UBIGINT[]` value above 2^63 became null in the cast to 64 bits
+/// and was reported as "null; expected an integer". It is named with its value.
+#[test]
+fn ubigint_above_i64_is_out_of_range_not_null() {
+    let dir = scratch("ubigint");
+    let (p, e) = refusal(
+        &dir,
+        "ubig.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, 18446744073709551615]::ubigint[] as input_ids, [0, 1]::int[] as loss_mask",
+    );
+    assert_eq!(
+        e,
+        format!("{}:row 1: column `input_ids[1]`: 18446744073709551615 does not fit a 32-bit integer", p.display())
+    );
+    let (p, e) = refusal(
+        &dir,
+        "ubig_mask.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, 2]::int[] as input_ids, [0, 9223372036854775808]::ubigint[] as loss_mask",
+    );
+    assert_eq!(
+        e,
+        format!("{}:row 1: column `loss_mask[1]`: mask value 9223372036854775808 is outside -128..127", p.display())
+    );
+    // a null is still called null
+    let (p, e) = refusal(
+        &dir,
+        "ubig_null.parquet",
+        "select 'A' as pool, 'x__y-1' as instance_id, [1, null]::ubigint[] as input_ids, [0, 1]::int[] as loss_mask",
+    );
+    assert_eq!(e, format!("{}:row 1: column `input_ids[1]`: null; expected an integer", p.display()));
+}

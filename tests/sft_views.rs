@@ -560,3 +560,104 @@ fn first_bad_line_is_reported_whichever_parser_thread_meets_it() {
     assert_eq!(order, (1..=40).map(|i| format!("v{i}")).collect::<Vec<_>>());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Hostile input D2: a span bound at the 32-bit limit (INT_MAX / INT_MIN as a sentinel,
+/// or an inclusive end that becomes 2^31) was stored, then the supervision view died
+/// with DuckDB's raw "Overflow in addition of INT32", taking `check` and `report` with
+/// it. Refused at load naming file, line and field; a span outside the ids but near
+/// them is still kept and fails contract_spans, and the views that do span arithmetic
+/// run.
+#[test]
+fn span_at_int32_limit_is_refused_not_an_overflow() {
+    let dir = std::env::temp_dir().join(format!("sphragis-span-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = ViewOptions { pool: Some("P".into()), ..ViewOptions::default() };
+    let line = |id: &str, convention: &str, start: i64, end: i64| {
+        format!(
+            "{{\"view_id\":\"{id}\",\"instance_id\":\"x__y-1\",\"input_ids\":[1,2,3,4,5,6],\"loss_mask\":[0,0,0,1,1,0],\
+             \"span_end\":\"{convention}\",\"message_spans\":[{{\"index\":0,\"role\":\"user\",\"start\":0,\"end\":2}},\
+             {{\"index\":1,\"role\":\"assistant\",\"start\":{start},\"end\":{end}}}]}}\n"
+        )
+    };
+    for (convention, start, end, said) in [
+        (
+            "exclusive",
+            2147483647,
+            2147483647,
+            "views.jsonl:2: field `message_spans[1].start`: 2147483647 is no position of the 6 ids: a span must lie within -6..=12",
+        ),
+        (
+            "inclusive",
+            3,
+            2147483647,
+            "views.jsonl:2: field `message_spans[1].end`: inclusive end 2147483647 is exclusive end 2147483648, which does not fit a 32-bit integer",
+        ),
+        (
+            "inclusive",
+            3,
+            -2147483648,
+            "views.jsonl:2: field `message_spans[1].end`: -2147483647 (exclusive) is no position of the 6 ids",
+        ),
+        ("exclusive", -2147483648, 5, "views.jsonl:2: field `message_spans[1].start`: -2147483648 is no position"),
+        (
+            "exclusive",
+            2147483640,
+            2147483647,
+            "views.jsonl:2: field `message_spans[1].start`: 2147483640 is no position",
+        ),
+    ] {
+        let path = dir.join("views.jsonl");
+        std::fs::write(&path, line("good", "exclusive", 2, 6) + &line("bad", convention, start, end)).unwrap();
+        let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains(said), "{start}..{end} {convention}: {err}");
+        let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 0, "nothing of a refused load is kept");
+    }
+    // outside the ids but within one length of them: kept, contract_spans fails it, and
+    // the span arithmetic of the supervision view runs
+    let path = dir.join("near.jsonl");
+    std::fs::write(&path, line("near", "exclusive", 3, 12) + &line("before", "exclusive", -6, 4)).unwrap();
+    load(&conn, &path, &options, &mut |_| {}).unwrap();
+    let mut stmt = conn
+        .prepare("select view_id, passed from sft_contract_v1 where check_name = 'spans' order by view_id")
+        .unwrap();
+    let spans: Vec<(String, Option<bool>)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(spans, [("before".to_string(), Some(false)), ("near".to_string(), Some(false))]);
+    let tokens: Vec<i64> = conn
+        .prepare("select tokens from sft_assistant_supervision_v1 order by view_id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(tokens, [10, 9]);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Hostile input D11: `view_id: ""` was stored as an empty id and `family: ""` as a
+/// determined family "" (never `(undetermined)`). Both refused as `pool` and
+/// `instance_id` are, naming file, line and field; nothing of the file is kept.
+#[test]
+fn empty_view_id_and_family_are_refused_not_stored() {
+    let dir = std::env::temp_dir().join(format!("sphragis-empty-ids-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = ViewOptions { pool: Some("P".into()), ..ViewOptions::default() };
+    let good = "{\"view_id\":\"g\",\"instance_id\":\"x__y-1\",\"input_ids\":[1,2],\"loss_mask\":[0,1]}\n";
+    for (extra, said) in [
+        ("\"view_id\":\"\",", "views.jsonl:2: field `view_id`: must not be empty"),
+        ("\"view_id\":\" \",", "views.jsonl:2: field `view_id`: must not be empty"),
+        ("\"view_id\":\"e\",\"family\":\"\",", "views.jsonl:2: field `family`: must not be empty"),
+    ] {
+        let path = dir.join("views.jsonl");
+        let bad = format!("{{{extra}\"instance_id\":\"x__y-2\",\"input_ids\":[1,2],\"loss_mask\":[0,1]}}\n");
+        std::fs::write(&path, format!("{good}{bad}")).unwrap();
+        let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(err.contains(said), "{extra}: {err}");
+        let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 0);
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

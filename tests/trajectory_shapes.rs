@@ -339,3 +339,20 @@ fn ms_swift_rows_and_loss_flags_by_hand() {
     }
     std::fs::remove_dir_all(d).unwrap();
 }
+
+/// Hostile input D11: a trajectory with `instance_id: ""` was stored (family null), and
+/// `views build` then wrote views the views loader refuses. Refused at load, naming the
+/// file and the field; nothing is written.
+#[test]
+fn empty_trajectory_instance_id_is_refused_not_stored() {
+    let d = dir("empty-id");
+    for id in ["", "  "] {
+        let row = json!({"instance_id": id, "info": {}, "messages": [{"role": "user", "content": "fix it"}, {"role": "assistant", "content": "done"}]});
+        let path = d.join("e.traj.json");
+        std::fs::write(&path, row.to_string()).unwrap();
+        let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+        let err = sphragis::sft::store::load_trajectories(&conn, &path, None).unwrap_err().to_string();
+        assert_eq!(err, format!("{}: field `[0].instance_id`: must not be empty", path.display()));
+        assert_eq!(rows(&conn, "select count(*) from sft_trajectories"), [["0"]]);
+    }
+}

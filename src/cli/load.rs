@@ -117,6 +117,9 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         return Err(usage("load run NAME needs files or folders after the name"));
     }
     let Some(model) = args.model.clone() else { return Err(usage("load run needs --model")) };
+    if model.trim().is_empty() {
+        return Err(usage("--model must not be empty"));
+    }
     let spec = RunSpec {
         name: name.to_string_lossy().into_owned(),
         model,

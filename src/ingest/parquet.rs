@@ -170,6 +170,47 @@ impl Staged {
         Ok(columns)
     }
 
+    /// The SQL expression that reads column `name` (of DuckDB type `duckdb_type`) as
+    /// text for `to_json`: the column itself, or for a BLOB column (a string written as
+    /// BYTE_ARRAY without the UTF8 annotation, as older Spark, Hive and Arrow writers do)
+    /// its bytes decoded as UTF-8. `to_json` writes a BLOB as `\xNN` escape text, which
+    /// was stored in place of the string.
+    ///
+    /// Errors ([`RowError`]): a BLOB value that is not UTF-8 (its row and column); a
+    /// nested type holding BLOB (the column).
+    pub fn text_expr(&self, conn: &Connection, path: &Path, name: &str, duckdb_type: &str) -> Result<String> {
+        let column = ident(name);
+        if duckdb_type == "BLOB" {
+            let sql = format!(
+                "select min(file_row_number) from {} where {column} is not null and try(decode({column})) is null",
+                self.source()
+            );
+            let bad: Option<i64> = conn
+                .query_row(&sql, [], |r| r.get(0))
+                .with_context(|| format!("{}: cannot read its rows", path.display()))?;
+            if let Some(row) = bad {
+                return Err(RowError {
+                    path: path.to_path_buf(),
+                    row: Some(row as u64 + 1),
+                    column: Some(name.to_string()),
+                    message: "is BLOB (bytes, not a string) and its value is not UTF-8".into(),
+                }
+                .into());
+            }
+            return Ok(format!("decode({column})"));
+        }
+        if duckdb_type.split(|c: char| !c.is_ascii_alphanumeric() && c != '_').any(|w| w == "BLOB") {
+            return Err(RowError {
+                path: path.to_path_buf(),
+                row: None,
+                column: Some(name.to_string()),
+                message: format!("is {duckdb_type}: it holds BLOB values (bytes), not strings"),
+            }
+            .into());
+        }
+        Ok(column)
+    }
+
     /// Every row as one JSON object a line, in file order, as DuckDB's `to_json` writes
     /// a row (a list as an array, a struct as an object, a null as `null`): what a JSON
     /// lines loader reads, line N being row N.
@@ -180,8 +221,10 @@ impl Staged {
         if columns.is_empty() {
             bail!("{}: the Parquet file has no column", path.display());
         }
-        let fields: Vec<String> =
-            columns.iter().map(|(name, _)| format!("{} := {}", ident(name), ident(name))).collect();
+        let fields: Vec<String> = columns
+            .iter()
+            .map(|(name, t)| Ok(format!("{} := {}", ident(name), self.text_expr(conn, path, name, t)?)))
+            .collect::<Result<_>>()?;
         let sql = format!(
             "select to_json(struct_pack({})) from {} order by file_row_number",
             fields.join(", "),
@@ -245,6 +288,9 @@ pub struct IntLists {
     offsets: Vec<usize>,
     nulls: Option<duckdb::arrow::buffer::NullBuffer>,
     values: Int64Array,
+    /// The values as stored when they are unsigned 64-bit (`UBIGINT[]`): one above
+    /// `i64::MAX` is null in `values` and read here, to be named, not called null.
+    unsigned: Option<duckdb::arrow::array::UInt64Array>,
 }
 
 /// One row of an [`IntLists`] column.
@@ -253,6 +299,8 @@ pub enum IntRow<'a> {
     Null,
     /// The list's values; `Err(k)`: its value at position `k` is null.
     Values(Result<&'a [i64], usize>),
+    /// The list's value at position `k` is an unsigned value above `i64::MAX`.
+    Beyond(usize, u64),
 }
 
 impl IntLists {
@@ -276,9 +324,16 @@ impl IntLists {
         if !values.data_type().is_integer() && values.data_type() != &DataType::Null {
             return Err(refuse());
         }
+        let unsigned = (values.data_type() == &DataType::UInt64)
+            .then(|| values.as_primitive::<duckdb::arrow::datatypes::UInt64Type>().clone());
         let values =
             duckdb::arrow::compute::cast(&values, &DataType::Int64).map_err(|e| format!("{}: {e}", refuse()))?;
-        Ok(IntLists { offsets, nulls: array.nulls().cloned(), values: values.as_primitive::<Int64Type>().clone() })
+        Ok(IntLists {
+            offsets,
+            nulls: array.nulls().cloned(),
+            values: values.as_primitive::<Int64Type>().clone(),
+            unsigned,
+        })
     }
 
     /// Row `i` (0-based in the batch).
@@ -290,6 +345,10 @@ impl IntLists {
         if self.values.null_count() > 0
             && let Some(k) = (start..end).find(|k| self.values.is_null(*k))
         {
+            // (the cast to 64 bits made a UBIGINT above i64::MAX null)
+            if let Some(u) = self.unsigned.as_ref().filter(|u| u.is_valid(k)) {
+                return IntRow::Beyond(k - start, u.value(k));
+            }
             return IntRow::Values(Err(k - start));
         }
         IntRow::Values(Ok(&self.values.values()[start..end]))

@@ -114,6 +114,9 @@ fn write_file(
     tokenizer: Option<&TokenizerFile>,
 ) -> Result<i64> {
     for (row, t) in read.iter().enumerate() {
+        if t.instance_id.trim().is_empty() {
+            return Err(InputError::at(path, None, Some(&format!("[{row}].instance_id")), "must not be empty").into());
+        }
         if t.messages.is_empty() {
             return Err(InputError::at(
                 path,

@@ -210,6 +210,13 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
         return Err(err(&field, "must not be empty".into()));
     }
     let instance_id = instance_ids.ids()[0].clone();
+    let view_id = raw.view_id.take().map(TextOrNumber::into_text);
+    if view_id.as_deref().is_some_and(|id| id.trim().is_empty()) {
+        return Err(err("view_id", "must not be empty".into()));
+    }
+    if raw.family.as_deref().is_some_and(|f| f.trim().is_empty()) {
+        return Err(err("family", "must not be empty (leave it out: the instance id's scheme gives it)".into()));
+    }
     // Values are stored as 32-bit integers: refuse what would not fit rather than clamp
     // (the id, mask, label and keep_msgs arrays are refused as they are read, `Narrow`).
     if let Some(spans) = &raw.message_spans {
@@ -335,8 +342,34 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
                     .into(),
             ));
         };
-        for s in raw_spans {
+        // A span must be storable as [start, end) in 32 bits, and lie within one length of
+        // the ids on either side (-n..=2n): a span nearer than that but outside the ids is
+        // kept for contract_spans to fail; one farther out (INT_MAX or INT_MIN used as a
+        // sentinel) names no position of this view and would overflow the positions'
+        // 32-bit arithmetic in the supervision views, so it is refused here.
+        let n_ids = i64::try_from(n).unwrap_or(i64::MAX);
+        for (i, s) in raw_spans.into_iter().enumerate() {
             let end = if convention == SpanEnd::Inclusive { s.end + 1 } else { s.end };
+            if i32::try_from(end).is_err() {
+                return Err(err(
+                    &format!("message_spans[{i}].end"),
+                    format!("inclusive end {} is exclusive end {end}, which does not fit a 32-bit integer", s.end),
+                ));
+            }
+            for (name, v) in [("start", s.start), ("end", end)] {
+                if v < -n_ids || v > 2 * n_ids {
+                    let shown = if name == "end" && end != s.end { format!("{v} (exclusive)") } else { v.to_string() };
+                    return Err(err(
+                        &format!("message_spans[{i}].{name}"),
+                        format!(
+                            "{shown} is no position of the {n_ids} ids: a span must lie within {}..={} \
+                             (one that is outside the ids but nearer is kept and fails contract_spans)",
+                            -n_ids,
+                            2 * n_ids
+                        ),
+                    ));
+                }
+            }
             spans.push((s.index, s.role, s.start, end));
         }
     }
@@ -350,7 +383,7 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
         attention_mask: raw.attention_mask.map(|v| v.values),
     };
     let view = View {
-        view_id: raw.view_id.map(TextOrNumber::into_text).unwrap_or_else(|| format!("{pool}:{instance_id}:{record}")),
+        view_id: view_id.unwrap_or_else(|| format!("{pool}:{instance_id}:{record}")),
         family_given: raw.family.is_some(),
         family: raw.family.or_else(|| family_of(&instance_id)),
         pool,

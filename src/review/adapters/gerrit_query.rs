@@ -100,6 +100,20 @@ pub fn org_from_url(url: &str) -> Option<String> {
     (labels.len() >= 2).then(|| labels[labels.len() - 2].to_string())
 }
 
+/// The first second of the year 3000: Unix seconds at or past it are refused.
+const YEAR_3000: i64 = 32_503_680_000;
+
+/// Unix seconds as microseconds, when they are a time from 1970 up to the year 3000
+/// (checked: a wrapped product once stored a wrong date, or one nothing could print).
+fn unix_micros(seconds: i64) -> Option<i64> {
+    (0..YEAR_3000).contains(&seconds).then(|| seconds.checked_mul(1_000_000)).flatten()
+}
+
+/// The refusal of a time [`unix_micros`] does not take.
+fn not_a_time(seconds: i64) -> String {
+    format!("{seconds} is not a time in Unix seconds from 1970 up to the year 3000 (0 to {})", YEAR_3000 - 1)
+}
+
 /// Reads the query output and hands each patch-set example to `sink`.
 ///
 /// Errors ([`InputError`]): malformed JSON, a mistyped field, a change without `number`
@@ -152,8 +166,12 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
             return Err(err("number", "must not be empty").into());
         }
         for (k, m) in change.comments.iter().enumerate() {
-            if !(0..32_503_680_000).contains(&m.timestamp) {
-                return Err(err(&format!("comments[{k}].timestamp"), "not a time in Unix seconds").into());
+            unix_micros(m.timestamp)
+                .ok_or_else(|| err(&format!("comments[{k}].timestamp"), &not_a_time(m.timestamp)))?;
+        }
+        for (i, ps) in change.patch_sets.iter().enumerate() {
+            if let Some(t) = ps.created_on {
+                unix_micros(t).ok_or_else(|| err(&format!("patchSets[{i}].createdOn"), &not_a_time(t)))?;
             }
         }
         let org = match org {
@@ -185,7 +203,7 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
                     author_id: c.reviewer.id(),
                     message: c.message.clone(),
                     // the query output gives inline comments no time: the patch set's
-                    created_at: ps.created_on.map(|s| s * 1_000_000),
+                    created_at: ps.created_on.and_then(unix_micros),
                     tag: Some(format!("inline:{}{at}", c.file)),
                     record: line as i64,
                     ..Comment::default()
@@ -204,7 +222,7 @@ pub fn read(path: &Path, org: Option<&str>, reader: impl BufRead, sink: &mut Sin
                 comment_id: format!("msg{k}"),
                 author_id: m.reviewer.id(),
                 message: m.message.clone(),
-                created_at: Some(m.timestamp * 1_000_000),
+                created_at: unix_micros(m.timestamp),
                 tag: m.tag.clone(),
                 record: line as i64,
                 ..Comment::default()
@@ -317,6 +335,43 @@ mod tests {
         assert!(err.contains("g:1: Gerrit reported an error: permission denied"), "{err}");
         let err =
             run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":100,"#, r#""timestamp":1520071568000000,"#)));
-        assert!(err.contains("field `comments[0].timestamp`: not a time in Unix seconds"), "{err}");
+        assert!(err.contains("field `comments[0].timestamp`: 1520071568000000 is not a time in Unix seconds"), "{err}");
+    }
+
+    /// Hostile input D6: `createdOn` was multiplied into microseconds unchecked, so a
+    /// large or negative value stored a wrapped date (or one nothing could print) and
+    /// moved the example across windows. Each is refused naming line and field; the
+    /// last second before the year 3000 is read exactly.
+    #[test]
+    fn epoch_seconds_out_of_range_are_refused_not_wrapped() {
+        let run = |text: String| {
+            let mut got = Vec::new();
+            read(Path::new("g.json"), None, text.as_bytes(), &mut |e: Example| {
+                got.push(e);
+                Ok(())
+            })
+            .map(|_| got)
+            .map_err(|e| e.to_string())
+        };
+        for v in ["-99999999999999", "99999999999999999", "9223372036854775807", "9223372036854", "-1", "32503680000"] {
+            let err =
+                run(format!("{}\n{STATS}\n", CHANGE.replace(r#""createdOn":200"#, &format!(r#""createdOn":{v}"#))))
+                    .unwrap_err();
+            assert_eq!(
+                err,
+                format!(
+                    "g.json:1: field `patchSets[1].createdOn`: {v} is not a time in Unix seconds from 1970 up to the \
+                     year 3000 (0 to 32503679999)"
+                )
+            );
+            let err =
+                run(format!("{}\n{STATS}\n", CHANGE.replace(r#""timestamp":260"#, &format!(r#""timestamp":{v}"#))))
+                    .unwrap_err();
+            assert!(err.starts_with(&format!("g.json:1: field `comments[2].timestamp`: {v} is not a time")), "{err}");
+        }
+        let got =
+            run(format!("{}\n{STATS}\n", CHANGE.replace(r#""createdOn":200"#, r#""createdOn":32503679999"#))).unwrap();
+        let inline = got.iter().flat_map(|e| &e.comments).find(|c| c.comment_id == "ps2-inline0").unwrap();
+        assert_eq!(inline.created_at, Some(32_503_679_999_000_000));
     }
 }

@@ -123,8 +123,11 @@ fn read(
     let type_of = |name: &str| columns.iter().find(|(c, _)| c == name).map(|(_, t)| t.clone());
     // the JSON part: the text columns the file has, and an empty input_ids (filled from
     // Arrow) so that the JSON reader's required field is there
-    let mut fields: Vec<String> =
-        JSON_COLUMNS.iter().filter(|c| type_of(c).is_some()).map(|c| format!("{} := {}", ident(c), ident(c))).collect();
+    let mut fields: Vec<String> = JSON_COLUMNS
+        .iter()
+        .filter_map(|c| type_of(c).map(|t| (c, t)))
+        .map(|(c, t)| Ok(format!("{} := {}", ident(c), staged.text_expr(conn, path, c, &t)?)))
+        .collect::<Result<_>>()?;
     fields.push("input_ids := []::integer[]".into());
     let lists: Vec<(&str, bool, String)> =
         LIST_COLUMNS.iter().filter_map(|(c, byte)| type_of(c).map(|t| (*c, *byte, t))).collect();
@@ -167,6 +170,10 @@ fn read(
                             return Err(err(&format!("{column}[{k}]"), "null; expected an integer".into()).into());
                         }
                         IntRow::Values(Ok(values)) => values,
+                        IntRow::Beyond(k, v) => {
+                            let misfit = if *byte { i8::misfit(Some(v.into())) } else { i32::misfit(Some(v.into())) };
+                            return Err(err(&format!("{column}[{k}]"), misfit).into());
+                        }
                     },
                 };
                 if *byte {
