@@ -1011,8 +1011,10 @@ fn autocoderover_folder_loads_whole_by_hand() {
             format!("{b}meta.json"),
         ]
     );
-    let why: std::collections::BTreeMap<String, &str> =
-        skipped.iter().map(|s| (s.path.strip_prefix(&acr).unwrap().to_string_lossy().into_owned(), s.why)).collect();
+    let why: std::collections::BTreeMap<String, &str> = skipped
+        .iter()
+        .map(|s| (s.path.strip_prefix(&acr).unwrap().to_string_lossy().into_owned(), s.why.as_str()))
+        .collect();
     assert_eq!(why.len(), 5, "{why:?}");
     assert!(why[&format!("{a}conversation_round_0.json")].contains("earlier round"));
     assert!(why[&format!("{a}agent_proxy_0.json")].contains("proxy"));
@@ -1139,4 +1141,85 @@ fn repo_clustered_intervals_by_hand() {
         [["2", "1", "", "", ""]]
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// A fresh scratch folder for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sphragis-runs-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `expand(paths)` on another thread, given 30 s (a walk that loops never answers).
+fn expand_in_time(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<String>) {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let paths = paths.to_vec();
+    std::thread::spawn(move || {
+        let _ = tx.send(expand(&paths).map_err(|e| format!("{e:#}")));
+    });
+    let (files, skipped) = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the walk ended").unwrap();
+    (files, skipped.iter().map(|s| format!("{} ({})", s.path.display(), s.why)).collect())
+}
+
+#[test]
+fn symlink_loop_in_run_folder_terminates() {
+    // a run folder with a link to its parent and one to its grandparent (outside the run)
+    let dir = scratch("loop");
+    let a = dir.join("loop/a");
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::copy(samples().join("base/trajs/demo__a-1.traj.json"), a.join("demo__a-1.traj.json")).unwrap();
+    std::os::unix::fs::symlink("..", a.join("up")).unwrap();
+    std::os::unix::fs::symlink("../..", a.join("up2")).unwrap();
+    let (files, skipped) = expand_in_time(&[dir.join("loop")]);
+    assert_eq!(files, [a.join("demo__a-1.traj.json")]);
+    assert_eq!(
+        skipped,
+        [
+            format!("{} (a link to the folder .., not followed: name the folder to read it)", a.join("up").display()),
+            format!(
+                "{} (a link to the folder ../.., not followed: name the folder to read it)",
+                a.join("up2").display()
+            ),
+        ]
+    );
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load_run(&conn, &spec("r1", "m", None), &[dir.join("loop")]).unwrap();
+    assert_eq!(one(&conn, "select count(*) from eval_trajectories"), ["1"]);
+    // the folder a link names, named on the command line, is read
+    let (files, _) = expand_in_time(&[a.join("up")]);
+    assert_eq!(files, [a.join("up/a/demo__a-1.traj.json")]);
+}
+
+#[test]
+fn two_paths_to_one_file_are_one_file() {
+    // a `latest -> trajs` link, a hard link to the trajectory, and the trajectory named
+    // on the command line beside its folder: one file, one trajectory, not two
+    let dir = scratch("two-paths");
+    let rl = dir.join("rl");
+    std::fs::create_dir_all(rl.join("trajs")).unwrap();
+    let traj = rl.join("trajs/demo__a-1.traj.json");
+    std::fs::copy(samples().join("base/trajs/demo__a-1.traj.json"), &traj).unwrap();
+    std::os::unix::fs::symlink("trajs", rl.join("latest")).unwrap();
+    std::fs::hard_link(&traj, rl.join("trajs/copy.traj.json")).unwrap();
+    let paths = [rl.clone(), traj.clone()];
+    let (files, skipped) = expand_in_time(&paths);
+    assert_eq!(files, [rl.join("trajs/copy.traj.json")]);
+    let first = rl.join("trajs/copy.traj.json");
+    assert_eq!(
+        skipped,
+        [
+            format!(
+                "{} (a link to the folder trajs, not followed: name the folder to read it)",
+                rl.join("latest").display()
+            ),
+            format!("{} (the same file as {}, read once)", traj.display(), first.display()),
+            format!("{} (the same file as {}, read once)", traj.display(), first.display()),
+        ]
+    );
+    // loaded: one trajectory of demo__a-1 (was refused: "has a trajectory in rl/latest/... too")
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let out = load_run(&conn, &spec("r1", "m", None), &paths).unwrap();
+    assert_eq!(out.len(), 1);
+    assert_eq!(one(&conn, "select count(*), min(instance_id) from eval_trajectories"), ["1", "demo__a-1"]);
 }

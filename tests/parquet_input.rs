@@ -542,3 +542,51 @@ fn ubigint_above_i64_is_out_of_range_not_null() {
     );
     assert_eq!(e, format!("{}:row 1: column `input_ids[1]`: null; expected an integer", p.display()));
 }
+
+#[test]
+fn symlink_loop_in_parquet_folder_reads_each_shard_once() {
+    // a shard, a link to the folder's parent inside it, and a link to the shard itself
+    let dir = scratch("loop");
+    let pq = dir.join("pqloop");
+    std::fs::create_dir_all(pq.join("x")).unwrap();
+    duck(&format!(
+        "copy (select 'P' as pool, 'demo__a-1' as instance_id, [1, 2, 3] as input_ids, [0, 1, 1] as loss_mask) to {}",
+        lit(&pq.join("a.parquet"))
+    ));
+    std::os::unix::fs::symlink("..", pq.join("x/up")).unwrap();
+    std::os::unix::fs::symlink("../a.parquet", pq.join("x/b.parquet")).unwrap();
+    let conn = db();
+    let out = load_views(&conn, &pq).unwrap();
+    assert_eq!(
+        out.iter().map(|o| loaded(o).path.clone()).collect::<Vec<_>>(),
+        [pq.join("a.parquet").display().to_string()]
+    );
+    assert_eq!(rows(&conn, "select count(*) from sft_views"), ["1"]);
+    // the command lists what it did not read
+    let db_path = dir.join("v.duckdb");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_sphragis"))
+        .arg("--db")
+        .arg(&db_path)
+        .args(["load", "views"])
+        .arg(&pq)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(run.status.code(), Some(0), "{stdout}{}", String::from_utf8_lossy(&run.stderr));
+    let not_read: Vec<&str> = stdout.lines().filter(|l| l.starts_with("not read")).collect();
+    assert_eq!(
+        not_read,
+        [
+            format!(
+                "not read: {} (a link to the folder .., not followed: name the folder to read it)",
+                pq.join("x/up").display()
+            ),
+            format!(
+                "not read: {} (the same file as {}, read once)",
+                pq.join("x/b.parquet").display(),
+                pq.join("a.parquet").display()
+            ),
+        ]
+    );
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("loaded views")).count(), 1, "{stdout}");
+}

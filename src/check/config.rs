@@ -178,18 +178,27 @@ impl Config {
     }
 
     /// Applies the configuration to `findings`: drops disabled checks and scopes not
-    /// selected, sets severities and conditions, and judges every finding again.
+    /// selected, sets severities and conditions, and judges every finding again. A check
+    /// whose `scopes` select none of its scopes is not dropped: it stays as one `not-run`
+    /// finding, scope the entries, reason `no scope matches <entries>` (never a silent pass).
     pub fn apply(&self, findings: Vec<super::Finding>) -> Vec<super::Finding> {
         let mut out = Vec::with_capacity(findings.len());
+        // checks with findings all left out by their scopes: the first such finding
+        let mut unmatched: Vec<super::Finding> = Vec::new();
+        let mut matched = std::collections::HashSet::new();
         for mut f in findings {
             if let Some(c) = self.checks.get(&f.check_name) {
                 if !c.enabled {
                     continue;
                 }
-                if let Some(scopes) = &c.scopes
-                    && !scopes.iter().any(|s| scope_matches(&f.scope, s))
-                {
-                    continue;
+                if let Some(scopes) = &c.scopes {
+                    if !scopes.iter().any(|s| scope_matches(&f.scope, s)) {
+                        if !unmatched.iter().any(|u| u.check_name == f.check_name) {
+                            unmatched.push(f);
+                        }
+                        continue;
+                    }
+                    matched.insert(f.check_name.clone());
                 }
                 if let Some(s) = c.severity {
                     f.severity = s;
@@ -201,6 +210,14 @@ impl Config {
                     f.warn_if = w;
                 }
             }
+            f.rejudge();
+            out.push(f);
+        }
+        for mut f in unmatched.into_iter().filter(|f| !matched.contains(&f.check_name)) {
+            let entries = self.checks[&f.check_name].scopes.as_deref().unwrap_or_default().join(" or ");
+            f.reason = Some(format!("no scope matches {entries}"));
+            f.scope = entries;
+            (f.tested, f.failing, f.share, f.detail, f.drill_down) = (None, None, None, None, None);
             f.rejudge();
             out.push(f);
         }
@@ -269,6 +286,50 @@ mod tests {
         assert_eq!(e, "checks.toml:2: contract_vocab.tolerance 2: expected a share from 0 to 1");
         let e = err("[checks.contract_vocab\n");
         assert!(e.starts_with("checks.toml:1: "), "{e}");
+    }
+
+    #[test]
+    fn scope_matching_nothing_is_not_a_silent_pass() {
+        let c = Config::parse("[checks.contract_lengths]\nscopes = [\"pool=nosuch\", \"pool=B\"]\n", "checks.toml")
+            .unwrap();
+        let finding = |check: &str, scope: &str| super::super::Finding {
+            check_name: check.into(),
+            area: "sft".into(),
+            severity: super::super::Severity::Error,
+            scope: scope.into(),
+            tested: Some(4),
+            failing: Some(1),
+            share: Some(0.25),
+            error_if: Some(super::super::Condition::parse("> 0").unwrap()),
+            warn_if: None,
+            status: super::super::Status::Fail,
+            reason: None,
+            detail: Some("1 of 4".into()),
+            drill_down: Some("select 1".into()),
+            baseline: None,
+        };
+        let out = c.apply(vec![finding("contract_lengths", "pool=A"), finding("contract_vocab", "pool=A")]);
+        let rows: Vec<_> = out
+            .iter()
+            .map(|f| (f.check_name.as_str(), f.scope.as_str(), f.status, f.tested, f.reason.as_deref()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("contract_vocab", "pool=A", super::super::Status::Fail, Some(4), None),
+                (
+                    "contract_lengths",
+                    "pool=nosuch or pool=B",
+                    super::super::Status::NotRun,
+                    None,
+                    Some("no scope matches pool=nosuch or pool=B")
+                ),
+            ]
+        );
+        // a scope that matches: judged there only, no not-run row
+        let out = c.apply(vec![finding("contract_lengths", "pool=A"), finding("contract_lengths", "pool=B")]);
+        let rows: Vec<_> = out.iter().map(|f| (f.scope.as_str(), f.status)).collect();
+        assert_eq!(rows, [("pool=B", super::super::Status::Fail)]);
     }
 
     #[test]

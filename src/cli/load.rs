@@ -88,6 +88,9 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
                     for o in outcomes {
                         bar.suspend(|| report_outcome(args.kind, o))?;
                     }
+                    if args.kind == InputKind::Trajectories {
+                        bar.suspend(|| report_not_read(&conn, file))?;
+                    }
                 }
                 Err(e) => {
                     bar.finish_and_clear();
@@ -171,6 +174,18 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         bar.finish_and_clear();
         for outcome in outcomes? {
             report_outcome(InputKind::Views, outcome)?;
+        }
+        report_not_read(&conn, file)?;
+    }
+    Ok(())
+}
+
+/// Lists the paths of a Parquet folder `arg` that were met and not read: links to
+/// folders (not followed) and files reached again by another path (read once).
+fn report_not_read(conn: &duckdb::Connection, arg: &Path) -> Result<(), CliError> {
+    if arg.is_dir() {
+        for s in crate::ingest::parquet::shards_and_skipped(conn, arg)?.1 {
+            super::outln!("not read: {} ({})", s.path.display(), s.why)?;
         }
     }
     Ok(())

@@ -29,87 +29,96 @@ pub struct RunSpec {
 /// skipped (a file named on the command line is always read).
 pub const RUN_FILE_ENDINGS: &[&str] = &[".json", ".jsonl", ".traj", ".yaml", ".yml", ".eval"];
 
-/// A file of a run folder that is not read, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
-    pub path: PathBuf,
-    /// What the file is ([`files::KNOWN_RUN_FILES`]) or "not a run file".
-    pub why: &'static str,
-}
+/// A file or folder of a run's paths that is not read, and why.
+pub use crate::ingest::walk::Skipped;
 
 /// The files to load for `paths` (folders walked recursively, sorted by path) and the
-/// files of those folders that are not read: not a run file by its ending, or a known
-/// run-level file that holds no outcome ([`files::KNOWN_RUN_FILES`]) — to be reported,
-/// never silently lost. A file named on the command line is always read.
+/// paths met that are not read: not a run file by its ending, a known run-level file
+/// that holds no outcome ([`files::KNOWN_RUN_FILES`]), a link to a folder (not followed),
+/// or a file met again by another path (a link, a hard link: one file, read once) — to be
+/// reported, never silently lost. A file named on the command line is always read (once).
 ///
 /// Errors: a path that does not exist or a folder that cannot be listed.
 pub fn expand(paths: &[PathBuf]) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
+    use crate::ingest::walk::{Entry, Walk};
     let mut files = Vec::new();
-    let mut skipped = Vec::new();
-    fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<Skipped>) -> Result<()> {
-        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("{}: cannot list the folder", dir.display()))?
-            .map(|e| e.map(|e| e.path()))
-            .collect::<std::io::Result<_>>()
-            .with_context(|| format!("{}: cannot list the folder", dir.display()))?;
-        entries.sort();
+    let mut walked = Walk::default();
+    fn walk(dir: &Path, files: &mut Vec<PathBuf>, walked: &mut Walk) -> Result<()> {
+        let Some(entries) = walked.list(dir).with_context(|| format!("{}: cannot list the folder", dir.display()))?
+        else {
+            return Ok(());
+        };
         let lower = |p: &Path| p.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
         // an AutoCodeRover task folder: its files by name, the last conversation round only
         let task_folder = acr::is_task_folder(dir);
         let last_round = entries
             .iter()
-            .filter_map(|p| match acr::role_of(&lower(p)) {
+            .filter_map(|e| match acr::role_of(&lower(e.path())) {
                 AcrRole::Conversation(n) if task_folder => Some(n),
                 _ => None,
             })
             .max();
-        for path in entries {
-            if path.is_dir() {
-                walk(&path, files, skipped)?;
-                continue;
-            }
+        let mut skip = |path: PathBuf, why: &str| walked.skipped.push(Skipped { path, why: why.to_string() });
+        let mut read = Vec::new();
+        for entry in entries {
+            let path = match entry {
+                Entry::Folder(path) => {
+                    read.push((path, true));
+                    continue;
+                }
+                Entry::File(path) => path,
+            };
             let name = lower(&path);
             if task_folder {
                 match acr::role_of(&name) {
                     AcrRole::Meta | AcrRole::ExtractStatus | AcrRole::Report => {
-                        files.push(path);
+                        read.push((path, false));
                         continue;
                     }
                     AcrRole::Conversation(n) if Some(n) == last_round => {
-                        files.push(path);
+                        read.push((path, false));
                         continue;
                     }
                     AcrRole::Conversation(_) => {
-                        skipped.push(Skipped { path, why: acr::EARLIER_ROUND });
+                        skip(path, acr::EARLIER_ROUND);
                         continue;
                     }
                     AcrRole::Internal(why) => {
-                        skipped.push(Skipped { path, why });
+                        skip(path, why);
                         continue;
                     }
                     AcrRole::Other => {}
                 }
             }
             if let Some(why) = known_run_file(&path) {
-                skipped.push(Skipped { path, why });
+                skip(path, why);
             } else if RUN_FILE_ENDINGS.iter().any(|e| name.ends_with(e)) {
-                files.push(path);
+                read.push((path, false));
             } else {
-                skipped.push(Skipped { path, why: "not a run file" });
+                skip(path, "not a run file");
+            }
+        }
+        for (path, folder) in read {
+            if folder {
+                walk(&path, files, walked)?;
+            } else if walked.take(&path) {
+                files.push(path);
             }
         }
         Ok(())
     }
     for path in paths {
         if path.is_dir() {
-            walk(path, &mut files, &mut skipped)?;
+            walk(path, &mut files, &mut walked)?;
         } else if path.exists() {
-            files.push(path.clone());
+            if walked.take(path) {
+                files.push(path.clone());
+            }
         } else {
             bail!("{}: no such file or folder", path.display());
         }
     }
-    Ok((files, skipped))
+    Ok((files, walked.skipped))
 }
 
 /// Checks `spec` against the database before any file is read: a run already loaded must

@@ -14,6 +14,7 @@
 //! errors with [`name_rows`].
 
 use super::log::ReadFile;
+use super::walk::{Entry, Skipped, Walk};
 use super::{Input, InputError};
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
@@ -40,27 +41,37 @@ pub fn is_parquet_arg(arg: &Path) -> bool {
 /// The Parquet files an argument names, in name order: a folder's `*.parquet` files (in
 /// its subfolders too, by relative path: `data/train-00000-of-00002.parquet` before
 /// `data/train-00001-of-00002.parquet`), a glob's matches (DuckDB's `glob`), or the file.
+/// A file reached by two paths is read once ([`super::walk`]); links to folders inside a
+/// folder are not followed.
 ///
 /// Errors: a folder or glob with no Parquet file.
 pub fn shards(conn: &Connection, arg: &Path) -> Result<Vec<PathBuf>> {
+    Ok(shards_and_skipped(conn, arg)?.0)
+}
+
+/// [`shards`] and the paths met and not read: links to folders, files reached again by
+/// another path ([`super::walk::Skipped`]).
+pub fn shards_and_skipped(conn: &Connection, arg: &Path) -> Result<(Vec<PathBuf>, Vec<Skipped>)> {
     let text = arg.to_string_lossy();
     let mut found = Vec::new();
     if !is_shard_set(arg) {
-        return Ok(vec![arg.to_path_buf()]);
+        return Ok((vec![arg.to_path_buf()], Vec::new()));
     }
+    let mut walked = Walk::default();
     if arg.is_dir() {
-        fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-            for entry in std::fs::read_dir(dir)? {
-                let path = entry?.path();
-                if path.is_dir() {
-                    walk(&path, out)?;
-                } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet")) {
-                    out.push(path);
+        fn walk(dir: &Path, walked: &mut Walk, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+            for entry in walked.list(dir)?.unwrap_or_default() {
+                match entry {
+                    Entry::Folder(path) => walk(&path, walked, out)?,
+                    Entry::File(path) if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet")) => {
+                        out.push(path)
+                    }
+                    Entry::File(_) => {}
                 }
             }
             Ok(())
         }
-        walk(arg, &mut found).with_context(|| format!("{}: cannot list the folder", arg.display()))?;
+        walk(arg, &mut walked, &mut found).with_context(|| format!("{}: cannot list the folder", arg.display()))?;
     } else {
         let mut stmt = conn.prepare("select file from glob(?)")?;
         found = stmt
@@ -69,10 +80,11 @@ pub fn shards(conn: &Connection, arg: &Path) -> Result<Vec<PathBuf>> {
             .collect::<duckdb::Result<_>>()?;
     }
     found.sort();
+    found.retain(|p| walked.take(p));
     if found.is_empty() {
         bail!("{}: no Parquet file (*.parquet) there", arg.display());
     }
-    Ok(found)
+    Ok((found, walked.skipped))
 }
 
 /// A Parquet file's bytes, read once and hashed, in an anonymous file DuckDB opens by
