@@ -189,6 +189,20 @@ pub fn check_current(conn: &Connection) -> Result<()> {
 /// migration this binary does not know (written by a newer sphragis), or a migration's
 /// SQL fails (then nothing this call applied is kept).
 pub fn apply(conn: &Connection) -> Result<Vec<i32>> {
+    // a file another tool made (tables, no sph_migrations) is not migrated in place:
+    // sphragis would add its tables among someone else's, or half of them
+    let (ours, tables): (i64, i64) = conn.query_row(
+        "select count(*) filter (where table_name = 'sph_migrations'), count(*) from duckdb_tables() \
+         where database_name = current_database() and not internal",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if ours == 0 && tables > 0 {
+        bail!(
+            "not a sphragis database: it holds {tables} table(s) but no sph_migrations (made by another tool?); \
+             nothing was written to it: pass a new file with --db"
+        );
+    }
     conn.execute_batch(
         "create table if not exists sph_migrations (
             version      integer primary key,
@@ -284,6 +298,26 @@ mod tests {
         .unwrap();
         let err = apply(&conn).unwrap_err().to_string();
         assert!(err.contains("migration 0099 (future)"), "{err}");
+    }
+
+    #[test]
+    fn foreign_database_with_tables_is_refused_and_left_unwritten() {
+        let conn = Connection::open_in_memory().unwrap();
+        conn.execute_batch("create table review_examples (x integer); insert into review_examples values (1)").unwrap();
+        let err = apply(&conn).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "not a sphragis database: it holds 1 table(s) but no sph_migrations (made by another tool?); \
+             nothing was written to it: pass a new file with --db"
+        );
+        let tables: Vec<String> = conn
+            .prepare("select table_name from duckdb_tables() where not internal order by 1")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .map(|r| r.unwrap())
+            .collect();
+        assert_eq!(tables, ["review_examples"]);
     }
 
     #[test]
