@@ -435,6 +435,18 @@ fn samples_database_by_hand() {
         let err = sphragis::sft::pools::load_samples(&conn, &p).unwrap_err().to_string();
         assert!(err.contains(expected), "{name}: {err}");
     }
+    // hostile input: an empty instance id names no instance (it was stored as '')
+    let blank = dir.join("blank.sqlite");
+    rusqlite::Connection::open(&blank)
+        .unwrap()
+        .execute_batch(
+            "create table samples (instance_id text, success integer, finish_reason text, fail_to_pass integer, pass_to_pass integer);
+             insert into samples values ('d__d-1', 1, 'natural', 1, 1), ('  ', 1, 'natural', 1, 1);",
+        )
+        .unwrap();
+    let err = sphragis::sft::pools::load_samples(&conn, &blank).unwrap_err().to_string();
+    assert!(err.contains("field `samples[2].instance_id`: must not be empty"), "{err}");
+    assert_eq!(rows(&conn, "select count(*) from sft_samples where instance_id = 'd__d-1'"), [["0"]]);
     // not a samples database: the table is named in the error
     let other = dir.join("other.sqlite");
     rusqlite::Connection::open(&other).unwrap().execute_batch("create table t (x integer);").unwrap();
@@ -706,6 +718,38 @@ fn infra_failure_is_never_unresolved() {
             "select tested, failing, status from check_findings_v1 where check_name = 'outcome_infra_failures'"
         ),
         [["4", "1", "warn"]]
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Hostile input: a pools file or split manifest holding one key twice loaded the last
+/// value (serde keeps it) with exit 0, and a protected family `""` was stored. Both are
+/// refused naming the file, line and field, and the database keeps what it held.
+#[test]
+fn duplicate_keys_and_empty_names_in_pools_and_manifests_are_refused() {
+    let dir = std::env::temp_dir().join(format!("sphragis-pools-dup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let pools = dir.join("pools.json");
+    std::fs::write(&pools, "{\"pools\": {\"A\": {\"role\": \"repair\"},\n  \"A\": {\"role\": \"report\"}}}").unwrap();
+    let err = format!("{:#}", sphragis::sft::pools::load(&conn, &pools).unwrap_err());
+    assert!(err.contains("pools.json:2: field `pools.A`: duplicate key (first on line 1)"), "{err}");
+    assert_eq!(rows(&conn, "select count(*) from sft_pool_roles"), [["0"]]);
+    let manifest = dir.join("manifest.json");
+    for (text, expected) in [
+        (
+            "{\"splits\": {\"train\": [\"a__a-1\"],\n \"train\": [\"b__b-2\"]}}",
+            "manifest.json:2: field `splits.train`: duplicate key (first on line 1)",
+        ),
+        ("{\"protected_families\": [\"astropy__astropy\", \"\"]}", "field `protected_families[1]`: must not be empty"),
+    ] {
+        std::fs::write(&manifest, text).unwrap();
+        let err = format!("{:#}", sphragis::sft::pools::load_manifest(&conn, &manifest).unwrap_err());
+        assert!(err.contains(expected), "{text}: {err}");
+    }
+    assert_eq!(
+        rows(&conn, "select (select count(*) from sft_split_manifest) + (select count(*) from sft_protected_families)"),
+        [["0"]]
     );
     std::fs::remove_dir_all(dir).unwrap();
 }

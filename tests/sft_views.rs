@@ -661,3 +661,38 @@ fn empty_view_id_and_family_are_refused_not_stored() {
     }
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Hostile input D9: `source_sha256: "zz"` was stored, and the contract's declared-sha256
+/// check then failed every such view against any loaded file as a mismatch. A declaration
+/// that is not 64 hexadecimal digits is refused at its line; an upper-case one is the same
+/// digest as ingest_log's lower case and stored so.
+#[test]
+fn declared_sha256_that_is_not_a_digest_is_refused() {
+    let dir = std::env::temp_dir().join(format!("sphragis-declared-sha-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    let options = ViewOptions { pool: Some("P".into()), ..ViewOptions::default() };
+    let line = |id: &str, sha: &str| {
+        format!(
+            "{{\"view_id\":\"{id}\",\"instance_id\":\"x__y-1\",\"input_ids\":[1,2],\"loss_mask\":[0,1],\
+             \"source_path\":\"t.json\",\"source_sha256\":\"{sha}\"}}\n"
+        )
+    };
+    let path = dir.join("views.jsonl");
+    let upper = "AB".repeat(32);
+    for bad in ["zz", &"a".repeat(63), &format!("{}g", "a".repeat(63))] {
+        std::fs::write(&path, format!("{}{}", line("ok", &upper), line("bad", bad))).unwrap();
+        let err = load(&conn, &path, &options, &mut |_| {}).unwrap_err().to_string();
+        assert!(
+            err.contains(&format!("views.jsonl:2: field `source_sha256`: \"{bad}\" is not a SHA-256")),
+            "{bad}: {err}"
+        );
+        let n: i64 = conn.query_row("select count(*) from sft_views", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 0);
+    }
+    std::fs::write(&path, line("ok", &upper)).unwrap();
+    load(&conn, &path, &options, &mut |_| {}).unwrap();
+    let stored: String = conn.query_row("select declared_sha256 from sft_views", [], |r| r.get(0)).unwrap();
+    assert_eq!(stored, "ab".repeat(32));
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -511,6 +511,22 @@ struct ExitStatusFile {
 /// mini-swe-agent's `exit_statuses_<time>.yaml`: `instances_by_exit_status` maps each
 /// status to a list of ids (an empty list may be written as nothing: `RetryError:`).
 fn exit_statuses(path: &Path, text: &str) -> Result<RunFile> {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    if let Some(time) = name.strip_prefix("exit_statuses_").and_then(|t| t.rsplit_once('.')).map(|(t, _)| t)
+        && time.parse::<f64>().is_ok()
+        && batch_time(&name).is_none()
+    {
+        return Err(InputError::at(
+            path,
+            None,
+            None,
+            format!(
+                "the batch time `{time}` in the file name is not a Unix time in seconds from 1970 up to the year \
+                 3000 (mini-swe-agent names a batch file exit_statuses_<time.time()>.yaml); rename the file"
+            ),
+        )
+        .into());
+    }
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
     let file: ExitStatusFile = serde_norway::from_str(body).map_err(|e| {
         InputError::at(
@@ -554,9 +570,17 @@ fn exit_statuses(path: &Path, text: &str) -> Result<RunFile> {
     Ok(RunFile::ExitStatuses { statuses })
 }
 
-/// The unix time in a batch file's name `exit_statuses_<time>.yaml` (the batch order).
+/// The first second of the year 3000: a batch time at or past it is not a time.
+const YEAR_3000: f64 = 32_503_680_000.0;
+
+/// The Unix time in seconds in a batch file's name `exit_statuses_<time>.yaml` (the batch
+/// order), when it is a number from 0 up to the year 3000; `None` otherwise. A name whose
+/// time is a number out of that range (`inf`, `nan`, `1e300`, `-5`) is refused by [`read`],
+/// since the runs views turn the time into microseconds; a name with no number in it
+/// (`exit_statuses_batch2.yaml`) is read, its batch ordered by load order.
 pub fn batch_time(name: &str) -> Option<f64> {
-    name.strip_prefix("exit_statuses_")?.rsplit_once('.').and_then(|(t, _)| t.parse().ok())
+    let time: f64 = name.strip_prefix("exit_statuses_")?.rsplit_once('.').and_then(|(t, _)| t.parse().ok())?;
+    (time.is_finite() && (0.0..YEAR_3000).contains(&time)).then_some(time)
 }
 
 #[cfg(test)]
@@ -583,6 +607,25 @@ mod tests {
         );
         assert_eq!(batch_time("exit_statuses_1763506501.7698028.yaml"), Some(1763506501.7698028));
         assert_eq!(batch_time("statuses.yaml"), None);
+    }
+
+    /// Hostile input: `f64` parsing of the name accepted `inf`, `nan` and `1e300`, which the
+    /// runs views then cast to microseconds (a raw DuckDB overflow error at report time).
+    #[test]
+    fn batch_time_out_of_range_is_refused_not_cast() {
+        let text = "instances_by_exit_status:\n  Submitted:\n  - a__a-1\n";
+        for bad in ["inf", "nan", "1e300", "-5", "32503680000"] {
+            let name = format!("run/exit_statuses_{bad}.yaml");
+            let err = read(p(&name), text).unwrap_err().to_string();
+            assert!(err.contains(&format!("exit_statuses_{bad}.yaml")) && err.contains(&format!("`{bad}`")), "{err}");
+            assert!(err.contains("not a Unix time"), "{err}");
+        }
+        assert_eq!(batch_time("exit_statuses_32503679999.yaml"), Some(32_503_679_999.0));
+        assert_eq!(batch_time("exit_statuses_0.yaml"), Some(0.0));
+        assert_eq!(batch_time("exit_statuses_inf.yaml"), None);
+        // a name without a number is read (ordered by load order), as before
+        assert!(read(p("run/exit_statuses.yaml"), text).is_ok());
+        assert!(read(p("run/exit_statuses_batch2.yaml"), text).is_ok());
     }
 
     #[test]

@@ -203,6 +203,10 @@ pub fn read_report_filed(path: &Path, text: &str, filed: Option<(&str, &str)>) -
         return Err(at(&join(&base, "infra_failure"))
             .err("true on a resolved report: an instance whose environment broke cannot be resolved"));
     }
+    if resolved && patch_is_none == Some(true) {
+        return Err(at(&join(&base, "patch_is_None"))
+            .err("true on a resolved report: a prediction with no patch cannot resolve the instance"));
+    }
     let infra_failure_reason = match obj.get("infra_failure_reason") {
         None | Some(Value::Null) => None,
         Some(Value::String(r)) => Some(r.clone()),
@@ -273,7 +277,7 @@ pub fn read_report_filed(path: &Path, text: &str, filed: Option<(&str, &str)>) -
 
 /// Refuses a JSON document (already known to parse) in which one object holds a key twice:
 /// Python's `json` keeps the last, so which one the producer meant is unknowable. Used for
-/// run-level reports too.
+/// run-level reports, pools files and split manifests too.
 ///
 /// Errors: `file:line: field \`a.b\`: duplicate key (first on line N)`.
 pub fn refuse_duplicate_keys(path: &Path, text: &str) -> Result<()> {
@@ -396,9 +400,7 @@ impl<'t> Scan<'t> {
                             path,
                             Some(line),
                             Some(&shown),
-                            format!(
-                                "duplicate key (first on line {first}): which value the evaluator meant is unknown"
-                            ),
+                            format!("duplicate key (first on line {first}): which value the writer meant is unknown"),
                         )
                         .into());
                     }
@@ -516,6 +518,24 @@ mod tests {
         }
     }
 
+    /// Hostile input: a report saying both `resolved: true` and `patch_is_None: true` was read
+    /// as resolved by `load outcomes` and as an empty patch by `load run` (which puts the empty
+    /// patch first): a contradiction, refused at its field as `infra_failure` is.
+    #[test]
+    fn resolved_report_without_a_patch_is_refused() {
+        let text = r#"{"a__a-1": {"patch_is_None": true, "patch_exists": false, "resolved": true,
+            "tests_status": {}}}"#;
+        let err = refused("logs/a__a-1/report.json", text);
+        assert_eq!(
+            err,
+            "logs/a__a-1/report.json:1: field `a__a-1.patch_is_None`: true on a resolved report: a prediction \
+             with no patch cannot resolve the instance"
+        );
+        // unresolved with no patch is what the harness writes, and reads
+        let r = read("logs/a__a-1/report.json", &text.replace("\"resolved\": true", "\"resolved\": false")).unwrap();
+        assert_eq!((r.outcome.resolved, r.outcome.patch_is_none), (false, Some(true)));
+    }
+
     #[test]
     fn report_keyed_by_another_instance_than_its_folder_is_refused() {
         let err = refused("logs/django__django-11133/report.json", HARNESS);
@@ -536,7 +556,7 @@ mod tests {
         assert_eq!(
             err,
             "logs/django__django-11099/report.json:7: field `django__django-11099.resolved`: duplicate key (first on \
-             line 6): which value the evaluator meant is unknown"
+             line 6): which value the writer meant is unknown"
         );
         // twice at the top: two reports in one file
         let err = refused(

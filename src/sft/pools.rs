@@ -45,12 +45,13 @@ struct RawManifest {
 /// [...]}, "protected_families": ["astropy__astropy", ...]}` (both parts optional).
 /// Loading one replaces the whole manifest and protected list.
 ///
-/// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, an
-/// instance in two splits, an empty name.
+/// Errors ([`InputError`] naming the field): malformed JSON, a key twice in one object, an
+/// unknown field, an instance in two splits, an empty name or protected family.
 pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
     ingest::load_file(conn, path, InputKind::Manifest, None, |conn, file_id, input| {
         let text = input.read_text()?;
         let parsed: RawManifest = parse_json(path, 1, &text)?;
+        crate::sft::outcomes::refuse_duplicate_keys(path, &text)?;
         conn.execute("delete from sft_split_manifest", [])?;
         conn.execute("delete from sft_protected_families", [])?;
         let mut seen: BTreeMap<&str, &str> = BTreeMap::new();
@@ -74,6 +75,11 @@ pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
                 rows += 1;
             }
         }
+        if let Some(i) = parsed.protected_families.iter().position(|f| f.trim().is_empty()) {
+            return Err(
+                InputError::at(path, None, Some(&format!("protected_families[{i}]")), "must not be empty").into()
+            );
+        }
         let mut families: Vec<&String> = parsed.protected_families.iter().collect();
         families.sort();
         families.dedup();
@@ -87,12 +93,14 @@ pub fn load_manifest(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
 
 /// Loads a pools file in one transaction.
 ///
-/// Errors ([`InputError`] naming the field): malformed JSON, an unknown field, a role
-/// other than repair / recovery / report, an empty pool name, no pool.
+/// Errors ([`InputError`] naming the field): malformed JSON, a key twice in one object
+/// (`"A": {...}, "A": {...}`: serde keeps the last), an unknown field, a role other than
+/// repair / recovery / report, an empty pool name, no pool.
 pub fn load(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
     ingest::load_file(conn, path, InputKind::Pools, None, |conn, file_id, input| {
         let text = input.read_text()?;
         let parsed: RawFile = parse_json(path, 1, &text)?;
+        crate::sft::outcomes::refuse_duplicate_keys(path, &text)?;
         if parsed.pools.is_empty() {
             return Err(InputError::at(path, None, Some("pools"), "names no pool").into());
         }
@@ -130,7 +138,8 @@ pub fn load(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
 /// not in the bytes hashed).
 ///
 /// Errors: not an SQLite file, uncheckpointed WAL changes, no `samples` table or a
-/// missing column (named), an instance already loaded; the database is then unchanged.
+/// missing column (named), an empty instance id, an instance already loaded; the database
+/// is then unchanged.
 pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
     ingest::load_file(conn, path, InputKind::Samples, None, |conn, file_id, input| {
         let mut bytes = input.read_all()?;
@@ -155,6 +164,9 @@ pub fn load_samples(conn: &Connection, path: &Path) -> Result<LoadOutcome> {
             let field = |name: &str| format!("samples[{}].{name}", i + 1);
             let (id, success, finish, f2p, p2p) =
                 row.map_err(|e| InputError::at(path, None, Some(&format!("samples[{}]", i + 1)), e.to_string()))?;
+            if id.trim().is_empty() {
+                return Err(InputError::at(path, None, Some(&field("instance_id")), "must not be empty").into());
+            }
             if success != 0 && success != 1 {
                 return Err(
                     InputError::at(path, None, Some(&field("success")), format!("{success} is not 0 or 1")).into()

@@ -217,6 +217,13 @@ fn to_view(path: &Path, line: u64, mut raw: RawView, options: &ViewOptions) -> R
     if raw.family.as_deref().is_some_and(|f| f.trim().is_empty()) {
         return Err(err("family", "must not be empty (leave it out: the instance id's scheme gives it)".into()));
     }
+    if let Some(sha) = raw.source_sha256.as_mut() {
+        if sha.len() != 64 || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(err("source_sha256", format!("{sha:?} is not a SHA-256 (64 hexadecimal digits)")));
+        }
+        // ingest_log writes lower case: an upper-case declaration is the same digest
+        sha.make_ascii_lowercase();
+    }
     // Values are stored as 32-bit integers: refuse what would not fit rather than clamp
     // (the id, mask, label and keep_msgs arrays are refused as they are read, `Narrow`).
     if let Some(spans) = &raw.message_spans {
