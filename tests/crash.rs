@@ -445,8 +445,12 @@ fn new_database_through_a_dangling_link_keeps_its_log_beside_the_target() {
     std::os::unix::fs::symlink("../real/n.duckdb", s.dir.join("links/n.duckdb")).unwrap();
     let linked = |args: &[&str]| s.command_with_db(Path::new("links/n.duckdb"), args);
     // stopped at its load's commit: the migrations committed before it are in the log only
-    let out =
-        linked(&["load", "orgs", "orgs.json"]).env("SPHRAGIS_CRASH_AT", "checkpoint:journal-written").output().unwrap();
+    // (a file made from scratch: a copy of the template has its migrations in the file)
+    let out = linked(&["load", "orgs", "orgs.json"])
+        .env("SPHRAGIS_CRASH_AT", "checkpoint:journal-written")
+        .env("SPHRAGIS_CACHE_DIR", "off")
+        .output()
+        .unwrap();
     assert!(out.status.code().is_none(), "not stopped: {}", String::from_utf8_lossy(&out.stderr));
     for name in ["n.duckdb.wal", "n.duckdb.checkpoint-journal"] {
         assert!(s.dir.join("real").join(name).exists(), "{name} is not beside the target");
@@ -458,6 +462,18 @@ fn new_database_through_a_dangling_link_keeps_its_log_beside_the_target() {
     let out = linked(&["load", "orgs", "orgs.json"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!s.dir.join("links/n.duckdb.wal").exists());
+    // a new file through a dangling link made as a copy of the template: the copy is the
+    // link's target, and the link stays a link
+    std::os::unix::fs::symlink("../real/m.duckdb", s.dir.join("links/m.duckdb")).unwrap();
+    let out = s
+        .command_with_db(Path::new("links/m.duckdb"), &["init"])
+        .env("SPHRAGIS_CACHE_DIR", s.dir.join("templates"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(std::fs::read_dir(s.dir.join("templates")).unwrap().count() == 1, "no template was made");
+    assert!(s.dir.join("links/m.duckdb").symlink_metadata().unwrap().file_type().is_symlink());
+    assert!(s.dir.join("real/m.duckdb").symlink_metadata().unwrap().file_type().is_file());
 }
 
 /// What a kill during a checkpoint's in-place write leaves: the first metadata block the

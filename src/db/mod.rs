@@ -13,6 +13,7 @@ pub mod migrations;
 pub mod release;
 pub mod sealed;
 pub mod spark;
+pub mod template;
 pub mod views;
 
 use anyhow::{Context, Result, bail};
@@ -94,17 +95,45 @@ fn check_database_file(path: &Path) -> Result<()> {
 /// another process), a checkpoint journal beside it cannot be applied, a migration or
 /// view was edited after it was recorded, a migration fails, or content left in a sealed
 /// window cannot be moved (its companion is missing or cannot be written).
+///
+/// A new file is a copy of the template of this binary's schema when the template cache
+/// can hold one ([`template`]: the same file, made without DuckDB parsing every view again).
 pub fn open(path: &Path) -> Result<Database> {
-    let conn = if path.as_os_str() == ":memory:" {
-        Connection::open_in_memory()?
-    } else {
-        check_database_file(path)?;
-        // the file itself, not a link to it (a dangling link: DuckDB would keep its log beside the link)
-        let file = checkpoint::resolved(path);
-        let conn = open_journaled(path, || Connection::open(&file))?.map_err(|e| open_error(path, e, false))?;
-        checkpoint::configure(&conn)?;
-        conn
-    };
+    open_with_cache(path, template::cache_dir().as_deref())
+}
+
+/// [`open`], with the template cache folder given (`None`: a new file is made from
+/// scratch). A copy of the template that does not open as a current sphragis file is
+/// removed with the template, and the file made from scratch ([`template::discard`]).
+///
+/// Errors: as [`open`].
+pub fn open_with_cache(path: &Path, cache: Option<&Path>) -> Result<Database> {
+    if path.as_os_str() == ":memory:" {
+        return prepared(path, Connection::open_in_memory()?);
+    }
+    check_database_file(path)?;
+    // the file itself, not a link to it (a dangling link: DuckDB would keep its log beside the link)
+    let file = checkpoint::resolved(path);
+    if let Some(cache) = cache
+        && template::copy_into(&file, cache)
+    {
+        match open_file(path, &file) {
+            Ok(db) => return Ok(db),
+            Err(e) => template::discard(&file, cache, &e),
+        }
+    }
+    open_file(path, &file)
+}
+
+/// Opens the database file `file` (`path` resolved), as [`open`] does.
+fn open_file(path: &Path, file: &Path) -> Result<Database> {
+    let conn = open_journaled(path, || Connection::open(file))?.map_err(|e| open_error(path, e, false))?;
+    checkpoint::configure(&conn)?;
+    prepared(path, conn)
+}
+
+/// `conn` migrated, with functions and views registered and sealed-window content moved.
+fn prepared(path: &Path, conn: Connection) -> Result<Database> {
     let conn = Database { conn };
     prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
     // a load stopped after its commit but before its seal left sealed-window content here
