@@ -171,7 +171,10 @@ fn bad_inputs_name_file_line_field_and_change_nothing() {
     );
     let out = s.run(&["load", "examples", "no-such-file.jsonl"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-file.jsonl: cannot open"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("no-such-file.jsonl: no such file or folder (nothing was loaded)")
+    );
 }
 
 #[test]
@@ -752,6 +755,33 @@ fn views_build_takes_the_users_template_and_refuses_templates_that_train_nothing
     assert_ne!(drops, sample);
     let drops = s.file("drops.jinja", drops.as_bytes());
     refused(build(Some(&drops)), "the chat template is not prefix-preserving: the rendering of messages[..=2]");
+}
+
+/// Hostile input D20: a load naming a file that does not exist made a new, empty database
+/// file and then failed. It is refused before the database is opened; for a database that
+/// exists, the files before the missing one are not loaded either.
+#[test]
+fn load_of_a_missing_file_makes_no_database() {
+    let s = Scratch::new("load-missing");
+    for args in [
+        vec!["load", "views", "--pool", "A", "nosuch.jsonl"],
+        vec!["load", "run", "base", "--model", "m", "nosuch/"],
+        vec!["load", "examples", "nosuch.jsonl"],
+    ] {
+        let out = s.run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains("no such file or folder (nothing was loaded)"), "{args:?}: {stderr}");
+        assert!(!s.db().exists(), "{args:?} made a database file");
+    }
+    // an existing database: the good file before the missing one is not loaded
+    s.ok(&["init"]);
+    let good =
+        s.file("a.jsonl", b"{\"view_id\":\"v\",\"instance_id\":\"x__y-1\",\"input_ids\":[1,2],\"loss_mask\":[0,1]}\n");
+    let out = s.run(&["load", "views", "--pool", "A", good.to_str().unwrap(), "nosuch.jsonl"]);
+    assert_eq!(out.status.code(), Some(1));
+    let count = s.ok(&["sql", "select count(*) as n from sft_views", "--format", "csv"]);
+    assert_eq!(count.lines().nth(1), Some("0"), "{count}");
 }
 
 #[test]

@@ -6,6 +6,25 @@ use crate::ingest::{Corpus, InputKind, LoadOutcome};
 use crate::review::load::load;
 use std::path::{Path, PathBuf};
 
+/// Refuses a load naming an input path that does not exist, before the database is
+/// opened: nothing is loaded and no new database file is made for it (hostile input D20:
+/// `load views nosuch.jsonl` made a new, empty database file, then failed). A quoted glob
+/// of Parquet shards (`*`, `?`, `[`) is matched later, and `load run`'s first argument is
+/// the run's name, not a path.
+fn refuse_missing_inputs(args: &Args) -> Result<(), CliError> {
+    let paths = if args.kind == InputKind::Run { args.files.get(1..).unwrap_or(&[]) } else { &args.files[..] };
+    for path in paths {
+        let glob = path.to_string_lossy().contains(['*', '?', '[']);
+        if !glob && path.symlink_metadata().is_err() {
+            return Err(CliError {
+                error: anyhow::anyhow!("{}: no such file or folder (nothing was loaded)", path.display()),
+                exit_code: 1,
+            });
+        }
+    }
+    Ok(())
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What the files hold.
@@ -54,6 +73,7 @@ pub struct Args {
 }
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
+    refuse_missing_inputs(&args)?;
     let run_options = args.model.is_some() || args.harness.is_some() || args.continues.is_some();
     if args.kind == InputKind::Run {
         return eval_run(db, args, ui);
