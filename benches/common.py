@@ -7,7 +7,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(cmd, log, cwd=None):
-    """Run one child with output to `log`; return (seconds, peak RSS MiB, exit code, output)."""
+    """Run one child with output to `log`; return (seconds, peak RSS MiB, exit code, output).
+    Dirty pages are flushed first (untimed): a step must not pay for writing back the file the
+    step before it, or the generator, wrote."""
+    os.sync()
     with open(log, "w+") as out:
         t0 = time.perf_counter()
         child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
@@ -20,6 +23,7 @@ def run(cmd, log, cwd=None):
 def run_cpu(cmd, log, cwd=None):
     """Like `run`, plus the child's CPU seconds (user + system):
     (seconds, CPU seconds, peak RSS MiB, exit code, output)."""
+    os.sync()
     with open(log, "w+") as out:
         t0 = time.perf_counter()
         child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=cwd)
@@ -84,6 +88,29 @@ def header(title, args, notes):
     print(f"tools:   {version} ({args.bin}); Python duckdb {duck}; Python {platform.python_version()}")
     for i, line in enumerate(notes):
         print(("note:    " if i == 0 else "         ") + line)
+    template_cache(args)
+
+
+def template_cache(args):
+    """Points every sphragis step at a fresh template cache (SPHRAGIS_CACHE_DIR, a temp dir of
+    this run) and makes its template with one `sphragis init` of a scratch file, timed: the
+    first new file of a schema (from scratch, then copied into the cache). Every `init`
+    timed afterwards is what a user's second and later new files cost (a copy of the
+    template); the cold figure is printed beside it."""
+    import atexit, shutil, tempfile
+    cache = tempfile.mkdtemp(prefix="sphragis_template_cache.", dir=getattr(args, "workdir", None))
+    atexit.register(shutil.rmtree, cache, True)
+    os.environ["SPHRAGIS_CACHE_DIR"] = cache
+    scratch = os.path.join(cache, "first.duckdb")
+    seconds, _, code, output = run([args.bin, "--db", scratch, "--quiet", "init"], os.path.join(cache, "init.log"))
+    if code != 0:
+        sys.exit(f"sphragis init of a scratch file failed (exit {code}): {output.strip()[-300:]}")
+    for f in os.listdir(cache):
+        if f.startswith("first.duckdb"):
+            os.remove(os.path.join(cache, f))
+    made = [f for f in os.listdir(cache) if f.startswith("template-")]
+    print(f"template: first new file of this schema {seconds:.2f} s (made from scratch, then kept as "
+          f"{made[0] if made else 'NO TEMPLATE'} in {cache}); every init below copies it")
 
 
 SIMD_PIN = "pysimdjson==7.0.2"
