@@ -542,5 +542,16 @@ fn labels_repeated_item_names_file_line_and_field() {
     let err = format!("{:#}", load(InputKind::Labels, &conn, &twice).unwrap_err());
     assert!(err.contains("twice.jsonl:2: field `item_id`:") && err.contains("repeats line 1"), "{err}");
     assert_eq!(fingerprint(&conn), before);
+    // hostile input D11: an empty item or example id names nothing (it was stored as '')
+    let blank = dir.join("blank.jsonl");
+    for (bad, field) in [
+        (r#"{"item_id": " ", "example_id": "os-831000-a1", "rater": "Z", "label": "valid"}"#, "item_id"),
+        (r#"{"item_id": 998, "example_id": "", "rater": "Z", "label": "valid"}"#, "example_id"),
+    ] {
+        std::fs::write(&blank, format!("{line}\n{bad}\n")).unwrap();
+        let err = format!("{:#}", load(InputKind::Labels, &conn, &blank).unwrap_err());
+        assert!(err.contains(&format!("blank.jsonl:2: field `{field}`: must not be empty")), "{err}");
+        assert_eq!(fingerprint(&conn), before);
+    }
     std::fs::remove_dir_all(dir).unwrap();
 }

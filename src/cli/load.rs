@@ -7,7 +7,7 @@ use crate::review::load::load;
 use std::path::{Path, PathBuf};
 
 /// Refuses a load naming an input path that does not exist, before the database is
-/// opened: nothing is loaded and no new database file is made for it (hostile input D20:
+/// opened (after the usage errors, exit 2): nothing is loaded and no new database file is made for it (hostile input D20:
 /// `load views nosuch.jsonl` made a new, empty database file, then failed). A quoted glob
 /// of Parquet shards (`*`, `?`, `[`) is matched later, and `load run`'s first argument is
 /// the run's name, not a path.
@@ -73,7 +73,6 @@ pub struct Args {
 }
 
 pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
-    refuse_missing_inputs(&args)?;
     let run_options = args.model.is_some() || args.harness.is_some() || args.continues.is_some();
     if args.kind == InputKind::Run {
         return eval_run(db, args, ui);
@@ -91,6 +90,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             (Some(path), InputKind::Trajectories) => Some(TokenizerFile::read(path)?),
             _ => None,
         };
+        refuse_missing_inputs(&args)?;
         let conn = crate::db::open(db)?;
         let bar = ui.counter("loading".into(), "files", args.files.len() as u64);
         for (n, file) in args.files.iter().enumerate() {
@@ -121,6 +121,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         bar.finish_and_clear();
         return Ok(());
     }
+    refuse_missing_inputs(&args)?;
     let conn = crate::db::open(db)?;
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()), args.kind.record_noun());
@@ -154,6 +155,7 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if files.is_empty() {
         return Err(usage("no run file (.json, .jsonl, .traj, .yaml, .yml, .eval) in the paths given"));
     }
+    refuse_missing_inputs(&args)?;
     let conn = crate::db::open(db)?;
     check_spec(&conn, &spec)?;
     let bar = ui.spinner(format!("loading run {} ({} files, whole or not at all)", spec.name, files.len()), "files");
@@ -187,6 +189,7 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         tokenizer,
         segments,
     };
+    refuse_missing_inputs(&args)?;
     let conn = crate::db::open(db)?;
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()), InputKind::Views.record_noun());

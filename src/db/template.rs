@@ -222,7 +222,8 @@ mod tests {
             schema(&reference)
         };
         let template = template_path(&cache);
-        let damages: [(&str, fn(&Path)); 2] = [
+        type Damage = (&'static str, fn(&Path));
+        let damages: [Damage; 2] = [
             ("cut short", |t| {
                 let len = std::fs::metadata(t).unwrap().len();
                 std::fs::File::options().write(true).open(t).unwrap().set_len(len / 3).unwrap();

@@ -25,8 +25,9 @@ struct RawItem {
 /// transaction). Returns the number of items.
 ///
 /// Errors ([`InputError`] naming line and field): malformed JSON, missing or unknown
-/// fields, a label other than valid/invalid, an empty rater; an (item, rater) pair
-/// repeated in the file or already loaded from another file (naming its line).
+/// fields, a label other than valid/invalid, an empty item id, example id or rater; an
+/// (item, rater) pair repeated in the file or already loaded from another file (naming
+/// its line).
 pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) -> Result<i64> {
     let mut appender = conn.appender("label_items")?;
     let mut n = 0i64;
@@ -39,6 +40,11 @@ pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) 
     for_each_line(path, reader, |line, text| {
         let raw: RawItem = parse_json(path, line, text)?;
         let key = (raw.item_id.clone().into_text(), raw.rater.clone());
+        for (field, value) in [("item_id", &key.0), ("example_id", &raw.example_id)] {
+            if value.trim().is_empty() {
+                return Err(InputError::at(path, Some(line), Some(field), "must not be empty").into());
+            }
+        }
         if let Some(first) = seen.insert(key.clone(), line) {
             return Err(InputError::at(
                 path,

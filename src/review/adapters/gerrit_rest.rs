@@ -233,6 +233,9 @@ fn changes(path: &Path, org: &str, body: &str, skipped: u64, sink: &mut Sink<'_>
         // repeat would be two comments of one example under one id
         let mut message_ids: HashMap<String, usize> = HashMap::new();
         for (k, m) in change.messages.into_iter().enumerate() {
+            if m.id.trim().is_empty() {
+                return Err(err(&format!("messages[{k}].id"), "must not be empty").into());
+            }
             if let Some(j) = message_ids.insert(m.id.clone(), k) {
                 let repeat = format!("{:?} repeats messages[{j}] (a message id names one message of the change)", m.id);
                 return Err(err(&format!("messages[{k}].id"), &repeat).into());
@@ -323,6 +326,9 @@ fn comments(path: &Path, org: &str, body: &str, first_line: u64, sink: &mut Sink
                     },
                 )
                 .into());
+            }
+            if c.id.trim().is_empty() {
+                return Err(InputError::at(path, Some(first_line), Some(&field(i, "id")), "must not be empty").into());
             }
             if let Some(first) = comment_ids.insert(c.id.clone(), format!("{file}[{i}]")) {
                 return Err(InputError::at(
@@ -482,6 +488,16 @@ mod tests {
         );
         let err = run("4711-comments.json", &empty, Some("gh")).unwrap_err();
         assert!(err.contains("field `src/a.py[1].robot_id`") && err.contains("empty"), "{err}");
+    }
+
+    /// Hostile input D11: a comment id `""` made the example id `gh:4711:2:` and named no
+    /// comment; refused at its field.
+    #[test]
+    fn empty_comment_id_is_refused() {
+        let blank = COMMENTS.replace(r#""id": "c3","#, r#""id": " ","#);
+        assert_ne!(blank, COMMENTS);
+        let err = run("4711-comments.json", &blank, Some("gh")).unwrap_err();
+        assert!(err.contains(".id`: must not be empty"), "{err}");
     }
 
     #[test]
