@@ -28,7 +28,9 @@ use std::process::ExitCode;
 #[command(name = "sphragis", version = crate::VERSION_TEXT, about, long_about = None)]
 pub struct Cli {
     /// The database file [default: sphragis.duckdb; demo: sphragis-demo.duckdb]. Commands
-    /// that write create it; report, views, sql and show only read an existing one.
+    /// that write create it; report, views, sql and show only read an existing one. A new
+    /// file is a copy of a template kept in ~/.cache/sphragis ($SPHRAGIS_CACHE_DIR; `off`:
+    /// none), made once per build (docs/reliability.md).
     #[arg(long, global = true, env = "SPHRAGIS_DB")]
     pub db: Option<PathBuf>,
     /// No progress output, even on a terminal.
