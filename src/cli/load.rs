@@ -217,10 +217,11 @@ fn report_not_read(conn: &duckdb::Connection, arg: &Path) -> Result<(), CliError
 fn report_outcome(kind: InputKind, outcome: LoadOutcome) -> std::io::Result<()> {
     match outcome {
         LoadOutcome::Loaded(f) => super::outln!(
-            "loaded {} {}: {} rows, {} bytes, sha256 {} (file_id {}){}",
+            "loaded {} {}: {} row{}, {} bytes, sha256 {} (file_id {}){}",
             f.kind,
             f.path,
             f.rows,
+            if f.rows == 1 { "" } else { "s" },
             f.bytes,
             f.sha256,
             f.file_id,
