@@ -6,23 +6,23 @@ use crate::ingest::{Corpus, InputKind, LoadOutcome};
 use crate::review::load::load;
 use std::path::{Path, PathBuf};
 
-/// Refuses a load naming an input path that does not exist, before the database is
-/// opened (after the usage errors, exit 2): nothing is loaded and no new database file is made for it (hostile input D20:
-/// `load views nosuch.jsonl` made a new, empty database file, then failed). A quoted glob
-/// of Parquet shards (`*`, `?`, `[`) is matched later, and `load run`'s first argument is
-/// the run's name, not a path.
-fn refuse_missing_inputs(args: &Args) -> Result<(), CliError> {
+/// Opens the database for a load, after refusing an input path that does not exist (the
+/// usage errors, exit 2, come first): nothing is loaded and no new database file is made
+/// for it (hostile input D20: `load views nosuch.jsonl` made a new, empty database file,
+/// then failed). A quoted glob of Parquet shards (`*`, `?`, `[`) is matched later, and
+/// `load run`'s first argument is the run's name, not a path. A link to nothing is missing too.
+fn open_for(db: &Path, args: &Args) -> Result<crate::db::Database, CliError> {
     let paths = if args.kind == InputKind::Run { args.files.get(1..).unwrap_or(&[]) } else { &args.files[..] };
     for path in paths {
         let glob = path.to_string_lossy().contains(['*', '?', '[']);
-        if !glob && path.symlink_metadata().is_err() {
+        if !glob && !path.exists() {
             return Err(CliError {
                 error: anyhow::anyhow!("{}: no such file or folder (nothing was loaded)", path.display()),
                 exit_code: 1,
             });
         }
     }
-    Ok(())
+    Ok(crate::db::open(db)?)
 }
 
 #[derive(Debug, clap::Args)]
@@ -90,8 +90,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
             (Some(path), InputKind::Trajectories) => Some(TokenizerFile::read(path)?),
             _ => None,
         };
-        refuse_missing_inputs(&args)?;
-        let conn = crate::db::open(db)?;
+        let conn = open_for(db, &args)?;
         let bar = ui.counter("loading".into(), "files", args.files.len() as u64);
         for (n, file) in args.files.iter().enumerate() {
             let outcome = match args.kind {
@@ -121,8 +120,7 @@ pub fn run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         bar.finish_and_clear();
         return Ok(());
     }
-    refuse_missing_inputs(&args)?;
-    let conn = crate::db::open(db)?;
+    let conn = open_for(db, &args)?;
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()), args.kind.record_noun());
         let outcome = load(&conn, args.kind, file, args.org.as_deref(), &mut |n| bar.set_position(n));
@@ -155,8 +153,7 @@ fn eval_run(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
     if files.is_empty() {
         return Err(usage("no run file (.json, .jsonl, .traj, .yaml, .yml, .eval) in the paths given"));
     }
-    refuse_missing_inputs(&args)?;
-    let conn = crate::db::open(db)?;
+    let conn = open_for(db, &args)?;
     check_spec(&conn, &spec)?;
     let bar = ui.spinner(format!("loading run {} ({} files, whole or not at all)", spec.name, files.len()), "files");
     let outcomes = load_run(&conn, &spec, &files);
@@ -189,8 +186,7 @@ fn views(db: &Path, args: Args, ui: &Ui) -> Result<(), CliError> {
         tokenizer,
         segments,
     };
-    refuse_missing_inputs(&args)?;
-    let conn = crate::db::open(db)?;
+    let conn = open_for(db, &args)?;
     for file in &args.files {
         let bar = ui.spinner(format!("loading {}", file.display()), InputKind::Views.record_noun());
         let outcomes = load_views(&conn, file, &options, &mut |n| bar.set_position(n));
