@@ -392,3 +392,47 @@ fn diff_of_report_views_lists_changed_figures_side_by_side() {
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();
     assert!(json["rows"].as_array().unwrap().iter().all(|r| r["change"] == "only in B" && r["value_a"].is_null()));
 }
+
+/// Refining a version again replaces its rows: one row per loaded example and one per
+/// loaded comment, the same verdicts as the first refine (the refine tables have no
+/// primary key since migration 0023, so nothing but the refine's own delete keeps a second
+/// copy out).
+#[test]
+fn refining_a_version_again_writes_each_row_once() {
+    let conn = samples();
+    let snapshot = |conn: &Connection| -> (Vec<i64>, String) {
+        let counts = ints(
+            conn,
+            "select (select count(*) from refine_examples where version = 'v3'), \
+                    (select count(distinct example_id) from refine_examples where version = 'v3'), \
+                    (select count(*) from review_examples), \
+                    (select count(*) from refine_comments where version = 'v3'), \
+                    (select count(distinct (example_id, comment_id)) from refine_comments where version = 'v3'), \
+                    (select count(*) from review_comments), \
+                    (select count(*) from refine_examples where version = 'v2')",
+        );
+        let removals: String = conn
+            .query_row(
+                "select string_agg(r::varchar, '|' order by org) from refine_removals_v1 as r where version = 'v3'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        (counts, removals)
+    };
+    let first = snapshot(&conn);
+    // 18 examples and their comments in data-samples/review/examples.jsonl, each once
+    assert_eq!(first.0[0], 18);
+    assert_eq!((first.0[1], first.0[2]), (18, 18));
+    assert_eq!((first.0[3], first.0[4]), (first.0[5], first.0[5]));
+    assert_eq!(first.0[6], 18);
+    let opts = RefineOptions {
+        version: "v3".into(),
+        base: Some("v2".into()),
+        rules: Rule::ALL.to_vec(),
+        min_target_chars: 20,
+    };
+    let summary = refine(&conn, &opts).unwrap();
+    assert!(summary.replaced);
+    assert_eq!(snapshot(&conn), first);
+}

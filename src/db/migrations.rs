@@ -156,6 +156,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0022_inspect_tool_aliases.sql",
         sql: include_str!("../../migrations/0022_inspect_tool_aliases.sql"),
     },
+    Migration {
+        version: 23,
+        description: "refine_without_keys",
+        file: "0023_refine_without_keys.sql",
+        sql: include_str!("../../migrations/0023_refine_without_keys.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.
@@ -278,6 +284,58 @@ mod tests {
             assert_eq!(m.version as usize, i + 1, "migrations are numbered 1, 2, 3, ... without gaps");
             assert_eq!(m.file, format!("{:04}_{}.sql", m.version, m.description));
         }
+    }
+
+    /// 0023 copies the refine tables' rows into tables without primary keys: a file
+    /// refined under 0022 keeps every row and column value, and loses only the keys.
+    #[test]
+    fn refine_tables_lose_their_keys_and_keep_their_rows() {
+        let conn = Connection::open_in_memory().unwrap();
+        for m in MIGRATIONS.iter().filter(|m| m.version < 23) {
+            conn.execute_batch(m.sql).unwrap();
+        }
+        conn.execute_batch(
+            "insert into refine_comments values ('v1', 'e1', 'c1', false, false, true, true, false, false, false, true, false, null);
+             insert into refine_examples (version, example_id, org, comments_built, comments_kept, service_comments,
+                 rebase_successor, suggested_edit, fence_gerrit, fence_loose, applied_fix, target_in_comment, dedup_key,
+                 removed_reason, duplicate_of, resurrected, kept, registration_file_id, registered_windows,
+                 registered_halves, window_name, window_sealed, window_training, half)
+             values ('v1', 'e1', 'qt', 1, 1, 0, false, true, true, false, false, false, 'k', 'suggested_edit', null,
+                     false, false, 3, true, false, 'train', false, true, 'a');",
+        )
+        .unwrap();
+        let keys = |conn: &Connection| -> i64 {
+            conn.query_row(
+                "select count(*) from duckdb_constraints() where table_name in ('refine_examples', 'refine_comments') \
+                 and constraint_type = 'PRIMARY KEY'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        let rows = |conn: &Connection| -> (String, String) {
+            conn.query_row(
+                "select (select string_agg(c::varchar, '|') from refine_comments as c), \
+                        (select string_agg(e::varchar, '|') from refine_examples as e)",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(keys(&conn), 2);
+        let before = rows(&conn);
+        // the defaults of 0012 filled the columns the insert left out
+        assert!(before.1.contains("'structured_suggestion': false, 'host_messages': 0"), "{}", before.1);
+        conn.execute_batch(MIGRATIONS[22].sql).unwrap();
+        assert_eq!(MIGRATIONS[22].version, 23);
+        assert_eq!(keys(&conn), 0);
+        assert_eq!(rows(&conn), before);
+        // NOT NULL stays where the key implied it
+        let err = conn
+            .execute("insert into refine_comments (version, example_id, comment_id) values (null, 'e', 'c')", [])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("NOT NULL"), "{err}");
     }
 
     #[test]
