@@ -784,6 +784,27 @@ fn load_of_a_missing_file_makes_no_database() {
     assert_eq!(count.lines().nth(1), Some("0"), "{count}");
 }
 
+/// A quoted glob of Parquet shards that matches nothing, or a folder without a Parquet
+/// file, is refused before the database is opened: no empty database file is left.
+#[test]
+fn load_of_a_glob_matching_nothing_makes_no_database() {
+    let s = Scratch::new("load-glob-nothing");
+    std::fs::create_dir_all(s.dir.join("empty")).unwrap();
+    s.file("empty/notes.txt", b"not a shard");
+    for (args, says) in [
+        (vec!["load", "views", "--pool", "A", "nodir/*.parquet"], "nodir/*.parquet: no Parquet file"),
+        (vec!["load", "trajectories", "--pool", "A", "train-[0-9].parquet"], "train-[0-9].parquet: no Parquet file"),
+        (vec!["load", "views", "--pool", "A", "empty"], "empty: no Parquet file"),
+        (vec!["load", "examples", "nodir/*.jsonl"], "nodir/*.jsonl: no such file or folder"),
+    ] {
+        let out = s.run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.contains(says) && stderr.contains("nothing was loaded"), "{args:?}: {stderr}");
+        assert!(!s.db().exists(), "{args:?} made a database file");
+    }
+}
+
 #[test]
 fn verify_with_a_missing_input_exits_3() {
     let s = Scratch::new("verify-missing");

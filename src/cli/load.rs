@@ -9,17 +9,21 @@ use std::path::{Path, PathBuf};
 /// Opens the database for a load, after refusing an input path that does not exist (the
 /// usage errors, exit 2, come first): nothing is loaded and no new database file is made
 /// for it (hostile input D20: `load views nosuch.jsonl` made a new, empty database file,
-/// then failed). A quoted glob of Parquet shards (`*`, `?`, `[`) is matched later, and
-/// `load run`'s first argument is the run's name, not a path. A link to nothing is missing too.
+/// then failed). For `views` and `trajectories`, a folder or quoted glob of Parquet shards
+/// (`*`, `?`, `[`) must match a Parquet file, matched here by an in-memory DuckDB as the
+/// load will match it; `load run`'s first argument is the run's name, not a path. A link
+/// to nothing is missing too.
 fn open_for(db: &Path, args: &Args) -> Result<crate::db::Database, CliError> {
     let paths = if args.kind == InputKind::Run { args.files.get(1..).unwrap_or(&[]) } else { &args.files[..] };
+    let reads_parquet = matches!(args.kind, InputKind::Views | InputKind::Trajectories);
+    let refuse =
+        |error: anyhow::Error| CliError { error: anyhow::anyhow!("{error:#} (nothing was loaded)"), exit_code: 1 };
     for path in paths {
-        let glob = path.to_string_lossy().contains(['*', '?', '[']);
-        if !glob && !path.exists() {
-            return Err(CliError {
-                error: anyhow::anyhow!("{}: no such file or folder (nothing was loaded)", path.display()),
-                exit_code: 1,
-            });
+        if reads_parquet && crate::ingest::parquet::is_shard_set(path) {
+            let probe = duckdb::Connection::open_in_memory().map_err(|e| refuse(e.into()))?;
+            crate::ingest::parquet::shards(&probe, path).map_err(refuse)?;
+        } else if !path.exists() {
+            return Err(refuse(anyhow::anyhow!("{}: no such file or folder", path.display())));
         }
     }
     Ok(crate::db::open(db)?)
