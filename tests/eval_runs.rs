@@ -21,7 +21,7 @@
 
 mod common;
 
-use sphragis::eval::load::{RunSpec, check_spec, expand};
+use sphragis::eval::load::{RunSpec, expand};
 use sphragis::ingest::LoadOutcome;
 use std::path::{Path, PathBuf};
 
@@ -57,9 +57,7 @@ fn spec(name: &str, model: &str, continues: Option<&str>) -> RunSpec {
 
 /// Loads every file under `paths` into the run, whole or not at all; returns the outcomes.
 fn load_run(conn: &duckdb::Connection, spec: &RunSpec, paths: &[PathBuf]) -> anyhow::Result<Vec<LoadOutcome>> {
-    check_spec(conn, spec)?;
-    let (files, _) = expand(paths)?;
-    sphragis::eval::load::load_run(conn, spec, &files)
+    Ok(sphragis::eval::load::load_paths(conn, spec, paths)?.0)
 }
 
 fn sample_db() -> sphragis::db::Database {

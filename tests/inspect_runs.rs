@@ -13,7 +13,7 @@
 //!   = 0.5, pass@2 = 1 − C(1,2)/C(2,2) = 1, pass^2 = C(1,2)/C(2,2) = 0.
 
 use serde_json::{Value, json};
-use sphragis::eval::load::{RunSpec, check_spec, expand};
+use sphragis::eval::load::{RunSpec, expand};
 use sphragis::ingest::LoadOutcome;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,9 +45,7 @@ fn spec(name: &str, continues: Option<&str>) -> RunSpec {
 
 /// Loads `paths` into the run `spec` as `load run` does.
 fn load_run(conn: &duckdb::Connection, spec: &RunSpec, paths: &[PathBuf]) -> anyhow::Result<Vec<LoadOutcome>> {
-    check_spec(conn, spec)?;
-    let (files, _) = expand(paths)?;
-    sphragis::eval::load::load_run(conn, spec, &files)
+    Ok(sphragis::eval::load::load_paths(conn, spec, paths)?.0)
 }
 
 fn fresh() -> sphragis::db::Database {

@@ -218,7 +218,7 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
     say(format!("loaded {} trajectory files in published shapes from {}", SHAPES.len(), display(&shapes)));
     // Two evaluation runs of the runs walk-through (docs/runs.md).
     for (run, model) in [("base", "base-7b"), ("ft2", "ft-b")] {
-        use crate::eval::load::{RunSpec, check_spec, expand, load_run};
+        use crate::eval::load::{RunSpec, load_paths};
         let spec = RunSpec {
             name: run.into(),
             model: model.into(),
@@ -226,10 +226,8 @@ pub fn run(db: PathBuf, args: Args, ui: &Ui) -> Result<(), CliError> {
             continues: None,
             runaway_turns: 3,
         };
-        let (files, _) = expand(&[samples.join("runs").join(run)])?;
-        check_spec(&conn, &spec)?;
-        load_run(&conn, &spec, &files)?;
-        say(format!("loaded run {run} (model {model}): {} files", files.len()));
+        let (outcomes, _) = load_paths(&conn, &spec, &[samples.join("runs").join(run)])?;
+        say(format!("loaded run {run} (model {model}): {} files", outcomes.len()));
     }
     let tables = REPORTS.iter().map(|r| report::run(&conn, r, None)).collect::<anyhow::Result<Vec<_>>>()?;
     say(format!("database: {}\n", db.display()));

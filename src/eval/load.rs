@@ -193,6 +193,19 @@ struct TrajectoryRow {
     outcome: Option<(Status, Option<String>)>,
 }
 
+/// The files and folders `paths` ([`expand`]ed) loaded into the run `spec` after
+/// [`check_spec`]: the outcomes of [`load_run`], and the paths met and not read. This is
+/// `load run` on a database already open (the CLI expands the paths before it opens the
+/// database, so that a run with no file makes none).
+///
+/// Errors: those of [`check_spec`], [`expand`] and [`load_run`]; the database is then
+/// unchanged.
+pub fn load_paths(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<(Vec<LoadOutcome>, Vec<Skipped>)> {
+    check_spec(conn, spec)?;
+    let (files, skipped) = expand(paths)?;
+    Ok((load_run(conn, spec, &files)?, skipped))
+}
+
 /// Loads the files `paths` into the run `spec`, whole or not at all: every file is read,
 /// hashed and parsed first (a trajectory reduced to its verdicts), the run's trajectories
 /// are checked to name each instance once, and only then is everything written in one
