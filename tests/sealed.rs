@@ -305,6 +305,55 @@ fn refine_and_load_refuse_without_the_companion() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+/// A damaged file, or another tool's database, where the sealed companion belongs is found
+/// before a load writes anything (hostile input D4): found only by the seal after the
+/// load's commit, the new sealed-window content would have stayed in the main file.
+#[test]
+fn damaged_or_foreign_companion_is_refused_before_the_load() {
+    let dir = scratch("foreign-companion");
+    let db = dir.join("f.duckdb");
+    let companion = dir.join("f.duckdb.sealed.duckdb");
+    let conn = sphragis::db::open(&db).unwrap();
+    load(&conn, InputKind::Orgs, &samples().join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    assert!(companion.is_file());
+    std::fs::rename(&companion, dir.join("kept.duckdb")).unwrap();
+    let foreign = dir.join("foreign.duckdb");
+    Connection::open(&foreign).unwrap().execute_batch("create table notes (t varchar)").unwrap();
+    // a SQLite database: refused as not a DuckDB file, without DuckDB reaching for the
+    // network to install the extension that reads SQLite
+    let sqlite = dir.join("notes.sqlite");
+    rusqlite::Connection::open(&sqlite).unwrap().execute_batch("create table notes (t text)").unwrap();
+    let counts = |conn: &Connection| -> (i64, i64) {
+        conn.query_row("select (select count(*) from review_examples), (select count(*) from ingest_log)", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+    };
+    let before = counts(&conn);
+    for (what, says) in [
+        (b"not a database at all, just bytes".to_vec(), "cannot attach the sealed companion database"),
+        (std::fs::read(&foreign).unwrap(), "not a sealed companion database"),
+        (std::fs::read(&sqlite).unwrap(), "not a valid DuckDB database file"),
+    ] {
+        std::fs::write(&companion, &what).unwrap();
+        let err = format!(
+            "{:#}",
+            load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap_err()
+        );
+        assert!(err.contains("f.duckdb.sealed.duckdb") && err.contains(says), "{err}");
+        assert!(err.contains("nothing was loaded") && !err.contains("extension"), "{err}");
+        assert_eq!(counts(&conn), before, "nothing of openstack.jsonl is loaded");
+        std::fs::remove_file(&companion).unwrap();
+    }
+    // the companion restored, the same load goes through
+    std::fs::rename(dir.join("kept.duckdb"), &companion).unwrap();
+    load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap();
+    assert!(counts(&conn).0 > before.0);
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// A load stopped after its commit but before its seal (sealing runs in its own
 /// transactions after the load's) leaves sealed-window content readable in the main
 /// file. Recreated here by undoing the seal with a stock DuckDB client; a read-only open

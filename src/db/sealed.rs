@@ -53,10 +53,12 @@ pub fn companion_path(conn: &Connection) -> Result<Option<PathBuf>> {
 
 /// Attaches `companion` as [`SCHEMA`]; read-only unless `write`.
 /// A checkpoint journal left beside it is applied as for the main file
-/// ([`crate::db::open_journaled`]).
+/// ([`crate::db::open_journaled`]). Always as a DuckDB file (`type duckdb`): a file of
+/// another kind there (a SQLite database) is refused as not a DuckDB file, where DuckDB
+/// would otherwise try to download the extension that reads it.
 fn attach(conn: &Connection, companion: &Path, write: bool) -> Result<()> {
     let literal = companion.to_string_lossy().replace('\'', "''");
-    let mode = if write { "" } else { " (read_only)" };
+    let mode = if write { " (type duckdb)" } else { " (type duckdb, read_only)" };
     crate::db::open_journaled(companion, || conn.execute_batch(&format!("attach '{literal}' as {SCHEMA}{mode}")))
         .with_context(|| format!("{}: applying its checkpoint journal", companion.display()))?
         .with_context(|| format!("{}: cannot attach the sealed companion database", companion.display()))
@@ -213,12 +215,34 @@ fn blank_in_main(conn: &Connection, ids: &str) -> Result<u64> {
 }
 
 /// Checks, before a load, that content can be sealed: errors when this database already
-/// sealed content but its companion is not on disk (nothing is loaded then).
+/// sealed content but its companion is not on disk, or when the file at the companion's
+/// path cannot be attached or is not a sealed companion (no `sealed_examples` table: a
+/// damaged file, or another tool's) — found here, nothing is loaded; found by [`seal`]
+/// after the load committed, the load's sealed-window content would stay in the main file.
 pub fn check_companion(conn: &Connection) -> Result<()> {
-    match companion_path(conn)? {
-        Some(companion) => require_companion(conn, &companion),
-        None => Ok(()),
+    let Some(companion) = companion_path(conn)? else { return Ok(()) };
+    require_companion(conn, &companion)?;
+    if !companion.is_file() {
+        return Ok(());
     }
+    attach(conn, &companion, false).map_err(|e| anyhow::anyhow!("{e:#}; nothing was loaded"))?;
+    let tables: duckdb::Result<i64> = conn.query_row(
+        &format!(
+            "select count(*) from duckdb_tables() where database_name = '{SCHEMA}' and schema_name = 'main' \
+             and table_name = 'sealed_examples'"
+        ),
+        [],
+        |r| r.get(0),
+    );
+    detach(conn);
+    if tables? == 0 {
+        bail!(
+            "{}: not a sealed companion database (it has no sealed_examples table; made by another tool?): \
+             move it away or restore the companion; nothing was loaded",
+            companion.display()
+        );
+    }
+    Ok(())
 }
 
 /// Errors when content is sealed but `companion` is not on disk.

@@ -172,7 +172,7 @@ fn scratch_of(this: &Path, a: &str, other: &Path, b: &str) -> Result<crate::db::
         // the same checks a read-only open makes (schema and views are this binary's)
         drop(crate::db::open_read_only(path)?);
         let text = path.to_str().with_context(|| format!("{}: the path is not UTF-8", path.display()))?;
-        scratch.execute_batch(&format!("attach {} as {alias} (read_only)", sql_literal(text)))?;
+        scratch.execute_batch(&format!("attach {} as {alias} (type duckdb, read_only)", sql_literal(text)))?;
         let known: i64 = scratch.query_row(
             &format!("select count(*) from {alias}.corpus_versions where version = ?"),
             [version],
