@@ -356,3 +356,80 @@ fn empty_trajectory_instance_id_is_refused_not_stored() {
         assert_eq!(rows(&conn, "select count(*) from sft_trajectories"), [["0"]]);
     }
 }
+
+/// A key given twice in one object of a trajectory record (hostile input D10):
+/// `{"role": "user", "role": "assistant"}` read as the last value would make a user turn
+/// an assistant turn, and which one the writer meant is unknowable. Refused naming the
+/// file, the line and the key, in JSON lines, a JSON array of rows and one whole
+/// document; nothing is loaded. The same key in two objects is not a repeat.
+#[test]
+fn duplicate_keys_in_trajectory_records_are_refused() {
+    let d = dir("duplicate-keys");
+    let good = xml_split();
+    let line = |v: &Value| serde_json::to_string(v).unwrap();
+    let twice = line(&good).replacen(r#""role":"user""#, r#""role":"user","role":"assistant""#, 1);
+    assert_ne!(twice, line(&good), "the row has a user message to repeat a key in");
+    let cases = [
+        (
+            "rows.jsonl",
+            format!("{}\n{twice}\n", line(&good).replace("a__b.abcdef12.x", "a__b.abcdef12.w")),
+            "rows.jsonl:2",
+        ),
+        (
+            "rows.json",
+            format!("[\n{},\n{twice}\n]\n", line(&good).replace("a__b.abcdef12.x", "a__b.abcdef12.w")),
+            "rows.json:3",
+        ),
+        ("one.json", twice.replacen(r#""role":"user","#, "\n\"role\":\"user\",\n", 1), "one.json:3"),
+    ];
+    for (name, text, at) in cases {
+        let path = d.join(name);
+        std::fs::write(&path, &text).unwrap();
+        let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+        let e = format!("{:#}", sphragis::sft::store::load_trajectories(&conn, &path, None).unwrap_err());
+        assert!(e.contains(at) && e.contains("duplicate key \"role\" in one object"), "{name}: {e}");
+        assert_eq!(rows(&conn, "select count(*) from sft_trajectories"), [["0"]], "{name}");
+    }
+    // the good row alone loads: every message has its own "role"
+    let conn = load(&d, "good.jsonl", &format!("{}\n", line(&good)));
+    assert_eq!(rows(&conn, "select count(*) from sft_trajectories"), [["1"]]);
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// The repeated-key reader gives serde_json's own values on every sample trajectory file
+/// (differential: `unique_keys::from_str` against `serde_json::from_str::<Value>`), for
+/// the whole document and for each JSON line.
+#[test]
+fn unique_key_reader_equals_serde_json_on_the_sample_trajectories() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples");
+    let mut files = Vec::new();
+    let mut stack = vec![root.join("sft"), root.join("runs")];
+    while let Some(p) = stack.pop() {
+        for entry in std::fs::read_dir(&p).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "json" || e == "jsonl") {
+                files.push(path);
+            }
+        }
+    }
+    let mut compared = 0;
+    for path in &files {
+        let Ok(text) = std::fs::read_to_string(path) else { continue };
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let mut pieces = vec![text.to_string()];
+        pieces.extend(text.lines().filter(|l| !l.trim().is_empty()).map(str::to_string));
+        for piece in pieces {
+            match (serde_json::from_str::<Value>(&piece), sphragis::ingest::unique_keys::from_str(&piece)) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a, b, "{}", path.display());
+                    compared += 1;
+                }
+                (Err(_), Err(e)) => assert!(!sphragis::ingest::unique_keys::is_repeated_key(&e), "{}", path.display()),
+                (a, b) => panic!("{}: serde_json {:?}, unique_keys {:?}", path.display(), a.err(), b.err()),
+            }
+        }
+    }
+    assert!(compared > 100, "{compared} values compared in {} files", files.len());
+}

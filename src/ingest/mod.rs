@@ -18,6 +18,8 @@
 //! - [`parquet`]: Parquet inputs (a file, a folder or glob of shards) read once and
 //!   hashed into an in-memory copy that DuckDB's `read_parquet` decodes; row-numbered
 //!   errors ([`parquet::RowError`]).
+//! - [`unique_keys`]: JSON values whose objects name each key once (the trajectory
+//!   readers refuse `{"role": "user", "role": "assistant"}` instead of keeping the last).
 //! - [`walk`]: folder walks that end and read a file once (links to folders not
 //!   followed, a file reached by two paths read once), for `load run` and Parquet folders.
 //! - [`log`]: [`log::load_file`], the transactional, SHA-256-bound load recorded in
@@ -34,6 +36,7 @@ pub mod log;
 pub mod parallel;
 pub mod parquet;
 pub mod read;
+pub mod unique_keys;
 pub mod walk;
 
 pub use error::InputError;

@@ -154,10 +154,21 @@ fn json_words(message: &str) -> String {
         .replace("expected f64", "expected a number")
 }
 
-/// A whole document, parsed; errors say "not JSON" with serde_json's reason.
+/// A whole document, parsed with each object's keys distinct
+/// ([`crate::ingest::unique_keys`]); errors say "not JSON" with serde_json's reason, or
+/// name the repeated key.
 pub(crate) fn parse_json_file(path: &Path, text: &str) -> Result<Value> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    serde_json::from_str(text).map_err(|e| anyhow!("{}: not JSON: {e}", path.display()))
+    parse_record(text).map_err(|reason| anyhow!("{}: {reason}", path.display()))
+}
+
+/// One record's text parsed with each object's keys distinct
+/// ([`crate::ingest::unique_keys`]). The reason when it cannot be: `not JSON: <serde_json's
+/// reason>`, or `duplicate key "k" in one object (...) at line L column C`.
+pub(crate) fn parse_record(text: &str) -> std::result::Result<Value, String> {
+    use crate::ingest::unique_keys;
+    unique_keys::from_str(text)
+        .map_err(|e| if unique_keys::is_repeated_key(&e) { e.to_string() } else { format!("not JSON: {e}") })
 }
 
 /// The rows of a JSON array text, each with the line it starts on, parsed.
@@ -166,8 +177,14 @@ pub(crate) fn array_values(path: &Path, text: &str) -> Result<Vec<(u64, Value)>>
     crate::ingest::json::array_rows(path, text)?
         .into_iter()
         .map(|(line, raw)| {
-            let value: Value = serde_json::from_str(raw.get())
-                .map_err(|e| crate::ingest::InputError::at(path, Some(line), None, format!("malformed JSON: {e}")))?;
+            let value = crate::ingest::unique_keys::from_str(raw.get()).map_err(|e| {
+                let reason = if crate::ingest::unique_keys::is_repeated_key(&e) {
+                    e.to_string()
+                } else {
+                    format!("malformed JSON: {e}")
+                };
+                crate::ingest::InputError::at(path, Some(line), None, reason)
+            })?;
             Ok::<_, anyhow::Error>((line, value))
         })
         .collect()
@@ -184,7 +201,7 @@ pub(crate) fn rows_of<'v>(loc: &Loc, v: &'v Value) -> Result<&'v Vec<Value>> {
 /// row's, when known). Errors: "not JSON: <serde_json's reason>" at `path`.
 pub(crate) fn parse_nested(loc: &Loc, text: &str, path: &str) -> Result<Value> {
     let scanned = anomaly::scan(text);
-    let value = serde_json::from_str::<Value>(&scanned.text).map_err(|e| loc.err(path, format!("not JSON: {e}")))?;
+    let value = parse_record(&scanned.text).map_err(|reason| loc.err(path, reason))?;
     if !scanned.anomalies.is_empty() {
         let prefix = match loc.row {
             Some(r) => format!("[{r}].{path}"),

@@ -441,8 +441,11 @@ fn member_text(zip: &mut zip::ZipArchive<Cursor<&[u8]>>, index: usize, label: &P
 /// A member's text parsed under the anomaly policy ([`anomaly::scan`]). Errors: not JSON.
 fn member_json(text: &str, label: &Path) -> Result<(Value, Vec<Anomaly>)> {
     let scanned = anomaly::scan(text);
-    let value = serde_json::from_str(&scanned.text)
-        .map_err(|e| InputError::at(label, Some(e.line() as u64), None, format!("not JSON: {e}")))?;
+    let value = crate::ingest::unique_keys::from_str(&scanned.text).map_err(|e| {
+        let reason =
+            if crate::ingest::unique_keys::is_repeated_key(&e) { e.to_string() } else { format!("not JSON: {e}") };
+        InputError::at(label, Some(e.line() as u64), None, reason)
+    })?;
     Ok((value, scanned.anomalies))
 }
 

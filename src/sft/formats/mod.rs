@@ -235,7 +235,7 @@ fn convert_all(format: &Format, path: &Path, records: &Records, anomalies: &[Ano
             let mut out = Vec::with_capacity(lines.len());
             for (r, (line, raw)) in lines.iter().enumerate() {
                 let loc = file.row(r).line(*line);
-                let v: Value = serde_json::from_str(raw).map_err(|e| loc.err("", format!("not JSON: {e}")))?;
+                let v = access::parse_record(raw).map_err(|reason| loc.err("", reason))?;
                 out.push(format.convert(&Record {
                     loc,
                     value: &v,
@@ -390,7 +390,13 @@ pub fn detect_and_read(path: &Path, text: &str) -> Result<Vec<Trajectory>> {
     let scanned = anomaly::scan(text);
     let text = &*scanned.text;
     let anomalies = &scanned.anomalies;
-    match serde_json::from_str::<Value>(text) {
+    let whole = crate::ingest::unique_keys::from_str(text);
+    if let Err(e) = &whole
+        && crate::ingest::unique_keys::is_repeated_key(e)
+    {
+        return Err(crate::ingest::InputError::at(path, Some(e.line() as u64), None, e.to_string()).into());
+    }
+    match whole {
         Ok(v) if inspect::is_log(&v) => {
             let read = inspect::read_log(path, &v)?;
             record_anomalies(anomalies, false);
