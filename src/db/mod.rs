@@ -19,7 +19,7 @@ pub mod views;
 use anyhow::{Context, Result, bail};
 use duckdb::{AccessMode, Config, Connection};
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Appends one line to the database's command log `sph_log` (command, detail, time):
 /// every command that changes the file or opens sealed content records itself here.
@@ -129,7 +129,56 @@ pub fn open_with_cache(path: &Path, cache: Option<&Path>) -> Result<Database> {
 fn open_file(path: &Path, file: &Path) -> Result<Database> {
     let conn = open_journaled(path, || Connection::open(file))?.map_err(|e| open_error(path, e, false))?;
     checkpoint::configure(&conn)?;
+    remove_stale_spill(path, &conn);
     prepared(path, conn)
+}
+
+/// Removes what a stopped process left in this database's temporary folder (hostile input
+/// D20): a load spills its transaction to `<file>.tmp/` past its memory limit (hundreds of
+/// MB for a large view file), and DuckDB removes the files at close, so a process killed
+/// during a load left them for good (a later open neither used nor removed them). DuckDB
+/// names them `duckdb_temp_<pid>_...`; a writing open holds the file's exclusive lock, so
+/// no other process has this database open: the files of a process that is not this one
+/// (and, on Linux, no longer runs) are removed, then the folder if it is empty, and a note
+/// says how much was freed. Best effort: what cannot be listed or removed is left.
+fn remove_stale_spill(path: &Path, conn: &Connection) {
+    let Ok(dir) = conn.query_row("select current_setting('temp_directory')", [], |r| r.get::<_, String>(0)) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let Ok(entries) = std::fs::read_dir(&dir) else { return };
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("duckdb_temp_"))
+            .and_then(|rest| rest.split('_').next().and_then(|p| p.parse::<u32>().ok()))
+        else {
+            continue;
+        };
+        let alive =
+            pid == std::process::id() || (cfg!(target_os = "linux") && Path::new(&format!("/proc/{pid}")).exists());
+        if alive {
+            continue;
+        }
+        let size = entry.metadata().map_or(0, |m| m.len());
+        if std::fs::remove_file(entry.path()).is_ok() {
+            files += 1;
+            bytes += size;
+        }
+    }
+    if files > 0 {
+        let emptied = std::fs::remove_dir(&dir).is_ok();
+        eprintln!(
+            "{}: removed {files} temporary file{} ({:.1} MB) that a stopped command left in {}{}",
+            path.display(),
+            if files == 1 { "" } else { "s" },
+            bytes as f64 / 1e6,
+            dir.display(),
+            if emptied { " (and the empty folder)" } else { "" }
+        );
+    }
 }
 
 /// `conn` migrated, with functions and views registered and sealed-window content moved.
