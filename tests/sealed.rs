@@ -324,6 +324,16 @@ fn damaged_or_foreign_companion_is_refused_before_the_load() {
     // network to install the extension that reads SQLite
     let sqlite = dir.join("notes.sqlite");
     rusqlite::Connection::open(&sqlite).unwrap().execute_batch("create table notes (t text)").unwrap();
+    // a look-alike: the table's name without its key (the seal's upsert would fail after
+    // the commit), and the real companion without the content of the sealed example
+    let look_alike = dir.join("look-alike.duckdb");
+    Connection::open(&look_alike)
+        .unwrap()
+        .execute_batch("create table sealed_examples (example_id varchar, hunk varchar, target varchar)")
+        .unwrap();
+    let emptied = dir.join("emptied.duckdb");
+    std::fs::copy(dir.join("kept.duckdb"), &emptied).unwrap();
+    Connection::open(&emptied).unwrap().execute_batch("delete from sealed_examples").unwrap();
     let counts = |conn: &Connection| -> (i64, i64) {
         conn.query_row("select (select count(*) from review_examples), (select count(*) from ingest_log)", [], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -335,6 +345,8 @@ fn damaged_or_foreign_companion_is_refused_before_the_load() {
         (b"not a database at all, just bytes".to_vec(), "cannot attach the sealed companion database"),
         (std::fs::read(&foreign).unwrap(), "not a sealed companion database"),
         (std::fs::read(&sqlite).unwrap(), "not a valid DuckDB database file"),
+        (std::fs::read(&look_alike).unwrap(), "not a sealed companion database"),
+        (std::fs::read(&emptied).unwrap(), "lacks the content of 1 sealed example (first wm-903000-1-a)"),
     ] {
         std::fs::write(&companion, &what).unwrap();
         let err = format!(

@@ -216,9 +216,11 @@ fn blank_in_main(conn: &Connection, ids: &str) -> Result<u64> {
 
 /// Checks, before a load, that content can be sealed: errors when this database already
 /// sealed content but its companion is not on disk, or when the file at the companion's
-/// path cannot be attached or is not a sealed companion (no `sealed_examples` table: a
-/// damaged file, or another tool's) — found here, nothing is loaded; found by [`seal`]
-/// after the load committed, the load's sealed-window content would stay in the main file.
+/// path cannot be attached, is not a sealed companion (its tables are not the ones
+/// `sql/steps/sealed_companion.sql` makes: a damaged file, another tool's, a look-alike),
+/// or lacks the content of an example this database lists as sealed (another database's
+/// companion). Found here, nothing is loaded; found by [`seal`] after the load committed,
+/// the load's sealed-window content would stay in the main file.
 pub fn check_companion(conn: &Connection) -> Result<()> {
     let Some(companion) = companion_path(conn)? else { return Ok(()) };
     require_companion(conn, &companion)?;
@@ -226,23 +228,54 @@ pub fn check_companion(conn: &Connection) -> Result<()> {
         return Ok(());
     }
     attach(conn, &companion, false).map_err(|e| anyhow::anyhow!("{e:#}; nothing was loaded"))?;
-    let tables: duckdb::Result<i64> = conn.query_row(
-        &format!(
-            "select count(*) from duckdb_tables() where database_name = '{SCHEMA}' and schema_name = 'main' \
-             and table_name = 'sealed_examples'"
-        ),
-        [],
-        |r| r.get(0),
-    );
+    let checked = companion_tables(conn).and_then(|tables| {
+        if tables != expected_tables()? {
+            bail!(
+                "{}: not a sealed companion database (its tables are not those sphragis makes; made by another \
+                 tool?): move it away or restore the companion; nothing was loaded",
+                companion.display()
+            );
+        }
+        match lacking(conn)? {
+            (0, _) => Ok(()),
+            (n, first) => bail!(
+                "{}: the sealed companion database lacks the content of {n} sealed example{} (first {}); \
+                 restore the companion that was made with this database; nothing was loaded",
+                companion.display(),
+                if n == 1 { "" } else { "s" },
+                first.unwrap_or_default()
+            ),
+        }
+    });
     detach(conn);
-    if tables? == 0 {
-        bail!(
-            "{}: not a sealed companion database (it has no sealed_examples table; made by another tool?): \
-             move it away or restore the companion; nothing was loaded",
-            companion.display()
-        );
-    }
-    Ok(())
+    checked
+}
+
+/// The tables of the attached companion as DuckDB states them, `(name, sql)` by name.
+fn companion_tables(conn: &Connection) -> Result<Vec<(String, String)>> {
+    let mut stmt = conn.prepare(&format!(
+        "select table_name, sql from duckdb_tables() where database_name = '{SCHEMA}' order by table_name"
+    ))?;
+    Ok(stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?)
+}
+
+/// The tables a new companion gets ([`COMPANION_SQL`] on an empty in-memory database),
+/// as [`companion_tables`] states them.
+fn expected_tables() -> Result<Vec<(String, String)>> {
+    let scratch = Connection::open_in_memory()?;
+    scratch.execute_batch(&format!("attach ':memory:' as {SCHEMA}; {COMPANION_SQL}"))?;
+    companion_tables(&scratch)
+}
+
+/// Sealed examples whose content the attached companion lacks: their count and the
+/// first id.
+fn lacking(conn: &Connection) -> Result<(i64, Option<String>)> {
+    Ok(conn.query_row(
+        "select count(*), min(example_id) from sealed_content \
+         where example_id not in (select example_id from sph_sealed.sealed_examples)",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
 }
 
 /// Errors when content is sealed but `companion` is not on disk.
@@ -273,12 +306,7 @@ pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnc
         require_companion(conn, &companion)?;
         attach(conn, &companion, false)?;
         // Every sealed example's content must be there, or verdicts would be computed on nothing.
-        let lacking: (i64, Option<String>) = match conn.query_row(
-            "select count(*), min(example_id) from sealed_content \
-             where example_id not in (select example_id from sph_sealed.sealed_examples)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        ) {
+        let lacking: (i64, Option<String>) = match lacking(conn) {
             Ok(row) => row,
             Err(e) => {
                 detach(conn);
