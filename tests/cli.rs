@@ -784,18 +784,31 @@ fn load_of_a_missing_file_makes_no_database() {
     assert_eq!(count.lines().nth(1), Some("0"), "{count}");
 }
 
-/// A quoted glob of Parquet shards that matches nothing, or a folder without a Parquet
-/// file, is refused before the database is opened: no empty database file is left.
+/// A quoted glob of Parquet shards that matches nothing or matches files that are not
+/// Parquet, a folder without a Parquet file, or a `.parquet` file that is not one, is
+/// refused before the database is opened: no empty database file is left.
 #[test]
 fn load_of_a_glob_matching_nothing_makes_no_database() {
     let s = Scratch::new("load-glob-nothing");
     std::fs::create_dir_all(s.dir.join("empty")).unwrap();
     s.file("empty/notes.txt", b"not a shard");
+    // files that are matched but are not Parquet (found by a fresh tester: each left an
+    // empty database behind), and a link to nothing in a folder of shards
+    for d in ["rows", "fake", "dangling"] {
+        std::fs::create_dir_all(s.dir.join(d)).unwrap();
+    }
+    s.file("rows/a.jsonl", b"{\"view_id\":\"v\"}\n");
+    s.file("fake/x.parquet", b"{\"view_id\":\"v\"}\n");
+    std::os::unix::fs::symlink(s.dir.join("nowhere.parquet"), s.dir.join("dangling/x.parquet")).unwrap();
     for (args, says) in [
         (vec!["load", "views", "--pool", "A", "nodir/*.parquet"], "nodir/*.parquet: no Parquet file"),
         (vec!["load", "trajectories", "--pool", "A", "train-[0-9].parquet"], "train-[0-9].parquet: no Parquet file"),
         (vec!["load", "views", "--pool", "A", "empty"], "empty: no Parquet file"),
         (vec!["load", "examples", "nodir/*.jsonl"], "nodir/*.jsonl: no such file or folder"),
+        (vec!["load", "views", "--pool", "A", "rows/*.jsonl"], "rows/a.jsonl: not a Parquet file"),
+        (vec!["load", "trajectories", "fake/x.parquet"], "fake/x.parquet: not a Parquet file"),
+        (vec!["load", "views", "--pool", "A", "fake"], "fake/x.parquet: not a Parquet file"),
+        (vec!["load", "views", "--pool", "A", "dangling"], "dangling/x.parquet: cannot open"),
     ] {
         let out = s.run(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);

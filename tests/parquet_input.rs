@@ -590,3 +590,26 @@ fn symlink_loop_in_parquet_folder_reads_each_shard_once() {
     );
     assert_eq!(stdout.lines().filter(|l| l.starts_with("loaded views")).count(), 1, "{stdout}");
 }
+
+/// A glob beside the database never matches the database's own files (found by a fresh
+/// tester: `load views '*'` in the database's folder matched the file the load had just
+/// made, refused it as "not a Parquet file" and left it behind).
+#[test]
+fn glob_beside_the_database_never_reads_the_database_itself() {
+    let dir = scratch("glob-own-files");
+    to_parquet(&samples().join("views.jsonl"), &dir.join("views.parquet"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sphragis"))
+        .args(["--db", "t.duckdb", "load", "views", "--pool", "A", "*"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("views.parquet") && !stdout.contains("t.duckdb"), "{stdout}");
+    let conn = sphragis::db::open_read_only(&dir.join("t.duckdb")).unwrap();
+    assert_eq!(rows(&conn, "select count(*) from ingest_log"), ["1"]);
+    assert_eq!(rows(&conn, "select count(*) from sft_views"), ["14"]);
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -10,18 +10,19 @@ use std::path::{Path, PathBuf};
 /// usage errors, exit 2, come first): nothing is loaded and no new database file is made
 /// for it (hostile input D20: `load views nosuch.jsonl` made a new, empty database file,
 /// then failed). For `views` and `trajectories`, a folder or quoted glob of Parquet shards
-/// (`*`, `?`, `[`) must match a Parquet file, matched here by an in-memory DuckDB as the
-/// load will match it; `load run`'s first argument is the run's name, not a path. A link
-/// to nothing is missing too.
+/// (`*`, `?`, `[`) must match Parquet files only, matched here by an in-memory DuckDB as
+/// the load will match them, each starting with `PAR1`; `load run`'s first argument is
+/// the run's name, not a path. A link to nothing is missing too.
 fn open_for(db: &Path, args: &Args) -> Result<crate::db::Database, CliError> {
     let paths = if args.kind == InputKind::Run { args.files.get(1..).unwrap_or(&[]) } else { &args.files[..] };
     let reads_parquet = matches!(args.kind, InputKind::Views | InputKind::Trajectories);
     let refuse =
         |error: anyhow::Error| CliError { error: anyhow::anyhow!("{error:#} (nothing was loaded)"), exit_code: 1 };
     for path in paths {
-        if reads_parquet && crate::ingest::parquet::is_shard_set(path) {
+        use crate::ingest::parquet::{is_parquet_arg, is_shard_set};
+        if reads_parquet && (is_shard_set(path) || path.exists() && is_parquet_arg(path)) {
             let probe = duckdb::Connection::open_in_memory().map_err(|e| refuse(e.into()))?;
-            crate::ingest::parquet::shards(&probe, path).map_err(refuse)?;
+            crate::ingest::parquet::check_shard_set(&probe, path).map_err(refuse)?;
         } else if !path.exists() {
             return Err(refuse(anyhow::anyhow!("{}: no such file or folder", path.display())));
         }

@@ -80,6 +80,18 @@ pub fn shards_and_skipped(conn: &Connection, arg: &Path) -> Result<(Vec<PathBuf>
             .collect::<duckdb::Result<_>>()?;
     }
     found.sort();
+    // the database's own files (`<db>`, `.wal`, `.tmp/`, `.sealed.duckdb`, ...) are never
+    // its input: a glob such as '*' beside the database matched the file it writes to
+    if let Some((_, db)) = crate::db::checkpoint::main_database(conn)? {
+        let absolute =
+            |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::absolute(p).unwrap_or_default());
+        let db = absolute(&db).to_string_lossy().into_owned();
+        found.retain(|p| {
+            let p = absolute(p);
+            let p = p.to_string_lossy();
+            p != db && !p.starts_with(&format!("{db}."))
+        });
+    }
     found.retain(|p| walked.take(p));
     if found.is_empty() {
         bail!("{}: no Parquet file (*.parquet) there", arg.display());
@@ -134,6 +146,38 @@ fn anonymous_file() -> Result<(std::fs::File, String, Option<PathBuf>)> {
     Ok((file, source, Some(temp)))
 }
 
+/// Errors unless `head` (the first bytes of the file at `path`) starts with the Parquet
+/// magic `PAR1`, naming what the file looks like instead.
+fn refuse_unless_parquet(path: &Path, head: &[u8]) -> Result<()> {
+    if !head.starts_with(MAGIC) {
+        let looks = match head.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') | Some(b'[') => " (it looks like JSON: name it .jsonl or .json)",
+            _ => "",
+        };
+        bail!("{}: not a Parquet file: it does not start with PAR1{looks}", path.display());
+    }
+    Ok(())
+}
+
+/// Checks, before anything is opened for writing, that the set of shards `arg` names
+/// ([`is_shard_set`]) can be read: it matches a Parquet file ([`shards`], matched by
+/// `conn` as the load will match it), and every file it matches opens and starts with
+/// `PAR1`. Reads the first 4 bytes of each.
+///
+/// Errors: those of [`shards`]; a matched file that cannot be opened or read, or that is
+/// not a Parquet file (named).
+pub fn check_shard_set(conn: &Connection, arg: &Path) -> Result<()> {
+    use std::io::Read;
+    for path in shards(conn, arg)? {
+        let mut head = Vec::with_capacity(MAGIC.len());
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(MAGIC.len() as u64).read_to_end(&mut head))
+            .with_context(|| format!("{}: cannot open", path.display()))?;
+        refuse_unless_parquet(&path, &head)?;
+    }
+    Ok(())
+}
+
 /// Reads the Parquet file at `path` once (SHA-256 as it is read) into a [`Staged`] copy;
 /// returns the file's record (path, bytes, SHA-256) and the copy.
 ///
@@ -143,13 +187,7 @@ pub fn stage(path: &Path) -> Result<(ReadFile, Staged)> {
     use std::io::BufRead;
     let (mut input, _) = Input::open(path)?;
     let head = input.fill_buf().with_context(|| format!("{}: cannot read", path.display()))?;
-    if !head.starts_with(MAGIC) {
-        let looks = match head.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(b'{') | Some(b'[') => " (it looks like JSON: name it .jsonl or .json)",
-            _ => "",
-        };
-        bail!("{}: not a Parquet file: it does not start with PAR1{looks}", path.display());
-    }
+    refuse_unless_parquet(path, head)?;
     let (mut file, source, temp) = anonymous_file()?;
     std::io::copy(&mut input, &mut file).with_context(|| format!("{}: cannot read", path.display()))?;
     let (bytes, sha256) = input.finish().map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
