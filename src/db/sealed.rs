@@ -310,9 +310,7 @@ pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnc
             Ok(row) => row,
             Err(e) => {
                 detach(conn);
-                return Err(
-                    anyhow::Error::from(e).context(format!("{}: not a sealed companion database", companion.display()))
-                );
+                return Err(e.context(format!("{}: not a sealed companion database", companion.display())));
             }
         };
         if let (n @ 1.., first) = lacking {
