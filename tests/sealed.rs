@@ -284,13 +284,18 @@ fn refine_and_load_refuse_without_the_companion() {
     std::fs::rename(&companion, dir.join("elsewhere.duckdb")).unwrap();
     let err = format!("{:#}", refine(&conn, &opts).unwrap_err());
     assert!(err.contains("w.duckdb.sealed.duckdb: the sealed companion database is missing"), "{err}");
-    assert!(err.contains("content of the 1 sealed examples"), "{err}");
+    assert!(err.contains("content of the 1 sealed example (restore"), "{err}");
     // Loading more sealed content would start a second, partial companion: refused whole.
     let err = format!(
         "{:#}",
         load(&conn, InputKind::Examples, &samples().join("openstack.jsonl"), None, &mut |_| {}).unwrap_err()
     );
     assert!(err.contains("the sealed companion database is missing"), "{err}");
+    // A folder where the file belongs is named as a folder, not as a missing file.
+    std::fs::create_dir(&companion).unwrap();
+    let err = format!("{:#}", refine(&conn, &opts).unwrap_err());
+    assert!(err.contains("w.duckdb.sealed.duckdb: a folder stands where the sealed companion database file"), "{err}");
+    std::fs::remove_dir(&companion).unwrap();
     let examples: i64 = conn.query_row("select count(*) from review_examples", [], |r| r.get(0)).unwrap();
     assert_eq!(examples, 18, "nothing of openstack.jsonl is loaded");
     // A companion that lacks a sealed example is refused too.
@@ -300,7 +305,7 @@ fn refine_and_load_refuse_without_the_companion() {
         c.execute("delete from sealed_examples where example_id = 'wm-903000-1-a'", []).unwrap();
     }
     let err = format!("{:#}", refine(&conn, &opts).unwrap_err());
-    assert!(err.contains("lacks the content of 1 sealed examples (first wm-903000-1-a)"), "{err}");
+    assert!(err.contains("lacks the content of 1 sealed example (first wm-903000-1-a)"), "{err}");
     drop(conn);
     std::fs::remove_dir_all(dir).unwrap();
 }

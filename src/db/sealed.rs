@@ -282,9 +282,17 @@ fn lacking(conn: &Connection) -> Result<(i64, Option<String>)> {
 fn require_companion(conn: &Connection, companion: &Path) -> Result<()> {
     let sealed = sealed_count(conn)?;
     if sealed > 0 && !companion.is_file() {
+        let plural = if sealed == 1 { "" } else { "s" };
+        if companion.is_dir() {
+            bail!(
+                "{}: a folder stands where the sealed companion database file belongs; the file holds the content \
+                 of the {sealed} sealed example{plural} (move the folder away and restore the file)",
+                companion.display()
+            );
+        }
         bail!(
-            "{}: the sealed companion database is missing; it holds the content of the {sealed} sealed examples \
-             (restore it beside the database file)",
+            "{}: the sealed companion database is missing; it holds the content of the {sealed} sealed \
+             example{plural} (restore it beside the database file)",
             companion.display()
         );
     }
@@ -316,9 +324,10 @@ pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnc
         if let (n @ 1.., first) = lacking {
             detach(conn);
             bail!(
-                "{}: the sealed companion database lacks the content of {n} sealed examples (first {}); \
+                "{}: the sealed companion database lacks the content of {n} sealed example{} (first {}); \
                  restore the companion that was made with this database",
                 companion.display(),
+                if n == 1 { "" } else { "s" },
                 first.unwrap_or_default()
             );
         }
