@@ -341,11 +341,28 @@ impl Default for Truncation {
 /// writing command), or a row holds a severity, status or condition this binary does not
 /// know (the views and this module disagree: a bug).
 pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding>> {
-    let mut stmt = conn.prepare(
-        "select check_name, area, severity, scope, tested, failing, share, error_if, warn_if, status, reason, \
-         detail, drill_down from check_findings_at_v1(?::integer, ?::varchar) order by area, check_name, scope",
+    // planned once (crate::table::run_into_temp): the union of every check view is most of
+    // what `check` costs on a small database, and a prepared statement is planned twice
+    const ROWS: &str = "sphragis_findings";
+    crate::table::run_into_temp(
+        conn,
+        ROWS,
+        &format!(
+            "select check_name, area, severity, scope, tested, failing, share, error_if, warn_if, status, reason, \
+             detail, drill_down from check_findings_at_v1({}::integer, {}::varchar) order by area, check_name, scope",
+            truncation.max_length,
+            crate::table::sql_literal(truncation.side)
+        ),
     )?;
-    let rows = stmt.query_map(duckdb::params![truncation.max_length, truncation.side], |r| {
+    let found = read_findings(conn, ROWS);
+    crate::table::drop_temp(conn, ROWS)?;
+    found
+}
+
+/// The findings [`findings`] left in the temporary table `temp.<table>`, in its order.
+fn read_findings(conn: &Connection, table: &str) -> Result<Vec<Finding>> {
+    let mut stmt = conn.prepare(&format!("select * from temp.{table}"))?;
+    let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,
             r.get::<_, String>(1)?,

@@ -96,7 +96,7 @@ pub fn changes_table(conn: &Connection) -> Result<crate::table::ReportTable> {
     let file = crate::db::views::find(name).ok_or_else(|| anyhow::anyhow!("{name} is not registered"))?;
     let filter = "change <> 'same'".to_string();
     let sql = format!("select * from {name} where {filter} order by all");
-    let table = crate::table::query(conn, &sql, &[])?;
+    let table = crate::table::query_planned_once(conn, &sql)?;
     let runs: i64 = conn.query_row("select count(*) from check_runs", [], |r| r.get(0))?;
     let about = if runs < 2 {
         format!(

@@ -193,7 +193,7 @@ pub fn run_with(
         Some(f) => format!("select * from {call} where {f} order by all"),
         None => format!("select * from {call} order by all"),
     };
-    let table = query(conn, &sql, &[])?;
+    let table = crate::table::query_planned_once(conn, &sql)?;
     Ok(ReportTable {
         report: report.name.to_string(),
         about: report.about.to_string(),

@@ -13,7 +13,7 @@
 //! database under the names `this:<A>` and `other:<B>`, and the same macros run there.
 
 use crate::db::views;
-use crate::report::{REPORTS, Report, ReportTable, Stamp, query, sql_literal};
+use crate::report::{REPORTS, Report, ReportTable, Stamp, sql_literal};
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use std::path::Path;
@@ -40,7 +40,7 @@ pub fn diff(conn: &Connection, a: &str, b: &str, per_example: bool) -> Result<Re
 fn run_macro(conn: &Connection, name: &str, arguments: String, report: String, about: String) -> Result<ReportTable> {
     let file = views::find(name).with_context(|| format!("{name} is not registered"))?;
     let sql = format!("select * from {name}({arguments}) order by all");
-    let table = query(conn, &sql, &[])?;
+    let table = crate::table::query_planned_once(conn, &sql)?;
     Ok(ReportTable {
         report,
         about,

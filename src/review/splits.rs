@@ -287,7 +287,7 @@ pub fn examples(
     let filter =
         format!("version = {} and org = {} and split = {}", sql_literal(version), sql_literal(org), sql_literal(split));
     let sql = format!("select * from {name} where {filter} order by example_id");
-    let table = query(conn, &sql, &[])?;
+    let table = crate::table::query_planned_once(conn, &sql)?;
     Ok(ReportTable {
         report: "examples".into(),
         about: format!("{org} {split} of version {version}: hunk, target and the prompt's comments"),
