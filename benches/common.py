@@ -98,7 +98,10 @@ def template_cache(args):
     timed afterwards is what a user's second and later new files cost (a copy of the
     template); the cold figure is printed beside it."""
     import atexit, shutil, tempfile
-    cache = tempfile.mkdtemp(prefix="sphragis_template_cache.", dir=getattr(args, "workdir", None))
+    workdir = getattr(args, "workdir", None)
+    if workdir:  # --workdir names a folder the run may have to make (it held nothing before)
+        os.makedirs(workdir, exist_ok=True)
+    cache = tempfile.mkdtemp(prefix="sphragis_template_cache.", dir=workdir)
     atexit.register(shutil.rmtree, cache, True)
     os.environ["SPHRAGIS_CACHE_DIR"] = cache
     scratch = os.path.join(cache, "first.duckdb")
