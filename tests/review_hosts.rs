@@ -510,3 +510,30 @@ fn robot_comments_are_dropped_counted_apart_and_never_suggested_edits() {
     assert_eq!(verdict("version=v1 org=demo"), ("pass".to_string(), 0, 2));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A circle of bases (noticed in a hostile review): v3 refined on v4 while v4 was refined
+/// on v3 was accepted, and reconciliation was false on every row with nothing saying
+/// why. Refining a version on a base built on it, directly or through other bases, is
+/// refused with the chain, and the file is unchanged; a base off the chain is accepted.
+#[test]
+fn circular_bases_are_refused_with_the_chain() {
+    let dir = scratch("circle");
+    let conn = four_examples(&dir);
+    refine(&conn, &opts("v3", None)).unwrap();
+    refine(&conn, &opts("v4", Some("v3"))).unwrap();
+    refine(&conn, &opts("v5", Some("v4"))).unwrap();
+    let bases = |conn: &Connection| -> Vec<(String, Option<String>)> {
+        let mut stmt = conn.prepare("select version, base_version from corpus_versions order by version").unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+    };
+    let before = bases(&conn);
+    let direct = refine(&conn, &opts("v3", Some("v4"))).unwrap_err().to_string();
+    assert!(direct.contains("version v3 cannot be refined on base v4: v4 is built on v3 (v4 on v3)"), "{direct}");
+    let through = refine(&conn, &opts("v3", Some("v5"))).unwrap_err().to_string();
+    assert!(through.contains("v5 is built on v3 (v5 on v4 on v3)"), "{through}");
+    assert_eq!(bases(&conn), before, "a refused refine changes nothing");
+    assert_eq!(sphragis::review::refine::circle_of_bases(&conn, "v5", "v3").unwrap(), None);
+    refine(&conn, &opts("v4", Some("v3"))).unwrap();
+    refine(&conn, &opts("v6", Some("v5"))).unwrap();
+    assert_eq!(bases(&conn).len(), 4);
+}

@@ -125,10 +125,6 @@ pub struct RefineSummary {
 const COMMENTS_SQL: &str = include_str!("../../sql/steps/comments_v2.sql");
 const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples_v2.sql");
 
-/// Refines the built examples into version `opts.version`, in one transaction.
-///
-/// Errors: an invalid version name, a frozen version of that name, a missing base
-/// version, no built examples, or a SQL failure; the database is then unchanged.
 /// Checks a version name: letters, digits, `.`, `_` or `-`, not empty.
 pub fn check_version_name(name: &str) -> Result<()> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
@@ -137,6 +133,12 @@ pub fn check_version_name(name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Refines the built examples into version `opts.version`, in one transaction.
+///
+/// Errors: an invalid version name, a frozen version of that name, a missing base
+/// version, a base built (directly or through its own bases) on the version being refined
+/// ([`circle_of_bases`]), no built examples, or a SQL failure; the database is then
+/// unchanged.
 pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> {
     let name = &opts.version;
     check_version_name(name)?;
@@ -182,6 +184,14 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             conn.query_row("select count(*) from corpus_versions where version = ?", [base], |r| r.get(0))?;
         if exists == 0 {
             bail!("base version {base} does not exist; refine it first");
+        }
+        if let Some(chain) = circle_of_bases(conn, name, base)? {
+            bail!(
+                "version {name} cannot be refined on base {base}: {base} is built on {name} ({}), so the bases \
+                 would go round in a circle and no version would reconcile with its base; choose another base \
+                 (or none)",
+                chain.join(" on ")
+            );
         }
     }
     if opts.rules.is_empty() {
@@ -241,6 +251,33 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
             Ok(RefineSummary { version: name.clone(), built, removed, kept, replaced: frozen.is_some() })
         })
     })
+}
+
+/// The chain of bases from `base` back to `version`, when `base` is built on `version`
+/// directly or through its own bases (`["v4", "v3"]`: v4 is refined on v3); `None` when
+/// the chain ends without meeting it. Refining `version` on `base` would then close a
+/// circle (v3 on v4, v4 on v3): each version's reconciliation is computed against a base
+/// that was itself refined from it, and none reconciles. A circle already in the file
+/// that does not pass through `version` ends the walk.
+///
+/// Errors: DuckDB fails reading `corpus_versions`.
+pub fn circle_of_bases(conn: &Connection, version: &str, base: &str) -> Result<Option<Vec<String>>> {
+    let mut chain = vec![base.to_string()];
+    loop {
+        let last = chain.last().expect("the chain starts with the base");
+        let next: Option<String> = conn
+            .query_row("select base_version from corpus_versions where version = ?", [last], |r| r.get(0))
+            .optional()?
+            .flatten();
+        match next {
+            Some(next) if next == version => {
+                chain.push(next);
+                return Ok(Some(chain));
+            }
+            Some(next) if !chain.contains(&next) => chain.push(next),
+            _ => return Ok(None),
+        }
+    }
 }
 
 #[cfg(test)]
