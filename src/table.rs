@@ -93,9 +93,10 @@ pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTabl
 }
 
 /// Runs `sql` — one query without parameters — through a single DuckDB plan and keeps
-/// its rows, in the order it returned them, in the temporary table `temp.<name>` of this
-/// connection (replacing one of that name), for the caller to read back with a trivial
-/// query and then [`drop_temp`]. Temporary tables belong to the connection: the workers
+/// its rows, in the order it returned them, in the temporary table `temp.main.<name>` of
+/// this connection (replacing one of that name), for the caller to read back with a
+/// trivial query and then [`drop_temp`]. Always name it with all three parts: a schema
+/// called `temp` in the database file makes `temp.<name>` ambiguous. Temporary tables belong to the connection: the workers
 /// of `report all`, each on its own connection, do not see each other's.
 ///
 /// Why: DuckDB 2.0's C API plans a statement when it prepares it and plans it again when
@@ -114,11 +115,11 @@ pub fn run_into_temp(conn: &Connection, name: &str, sql: &str) -> Result<()> {
     Ok(())
 }
 
-/// Drops the temporary table `temp.<name>` that [`run_into_temp`] made, if it exists.
+/// Drops the temporary table `temp.main.<name>` that [`run_into_temp`] made, if it exists.
 ///
 /// Errors: DuckDB refuses the drop.
 pub fn drop_temp(conn: &Connection, name: &str) -> Result<()> {
-    conn.execute_batch(&format!("drop table if exists temp.{name}"))?;
+    conn.execute_batch(&format!("drop table if exists temp.main.{name}"))?;
     Ok(())
 }
 
@@ -134,7 +135,7 @@ pub fn query_planned_once(conn: &Connection, sql: &str) -> Result<ReportTable> {
     if sql.trim().is_empty() || run_into_temp(conn, ROWS, sql).is_err() {
         return query(conn, sql, &[]);
     }
-    let table = query(conn, &format!("select * from temp.{ROWS}"), &[]);
+    let table = query(conn, &format!("select * from temp.main.{ROWS}"), &[]);
     drop_temp(conn, ROWS)?;
     match table {
         // a table cannot have two columns of one name: DuckDB renamed the second `a` to

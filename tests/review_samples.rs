@@ -436,3 +436,52 @@ fn refining_a_version_again_writes_each_row_once() {
     assert!(summary.replaced);
     assert_eq!(snapshot(&conn), first);
 }
+
+/// A schema named `temp` in the file (DuckDB accepts `create schema temp`; found by a
+/// fresh tester) made every two-part name `temp.<table>` ambiguous: reports, `check`,
+/// `diff`, split examples and sealing failed with "Ambiguous reference to catalog or
+/// schema". sphragis names its temporary tables and views `temp.main.<name>`: with such
+/// a schema, refining (which seals the wikimedia test window into the companion), a
+/// report, the check findings and a split's examples give what they give without it.
+#[test]
+fn a_schema_named_temp_in_the_file_does_not_break_temporary_tables() {
+    let dir = std::env::temp_dir().join(format!("sphragis-temp-schema-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let conn = sphragis::db::open(&dir.join("t.duckdb")).unwrap();
+    conn.execute_batch("create schema temp; create table t.temp.notes as select 1 as n").unwrap();
+    let samples_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
+    load(&conn, InputKind::Orgs, &samples_dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(&conn, InputKind::Examples, &samples_dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
+    for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
+        let opts = RefineOptions { version: version.into(), base: base.map(String::from), rules, min_target_chars: 20 };
+        refine(&conn, &opts).unwrap();
+    }
+    let sealed = ints(&conn, "select count(*) from sealed_content");
+    assert_eq!(sealed, [1], "wm-903000-1-a, the one example of the sealed window");
+    let reference = samples();
+    let removals = sphragis::report::find("removals").unwrap();
+    let (here, there) = (
+        sphragis::report::run(&conn, removals, Some("v3")).unwrap(),
+        sphragis::report::run(&reference, removals, Some("v3")).unwrap(),
+    );
+    assert_eq!(here.rows, there.rows);
+    assert!(!here.rows.is_empty());
+    let findings = |c: &Connection| -> Vec<(String, String, String)> {
+        sphragis::check::findings(c, Default::default())
+            .unwrap()
+            .into_iter()
+            .map(|f| (f.check_name, f.scope, format!("{:?}", f.status)))
+            .collect()
+    };
+    assert_eq!(findings(&conn), findings(&reference));
+    sphragis::review::splits::compute(&conn, "v3", None).unwrap();
+    sphragis::review::splits::compute(&reference, "v3", None).unwrap();
+    let qt_dev = sphragis::review::splits::examples(&conn, "v3", "qt", "dev", false).unwrap();
+    assert_eq!(qt_dev.rows.len(), 2, "v3 keeps 2 examples in qt's dev window (docs/review.md)");
+    assert_eq!(qt_dev.rows, sphragis::review::splits::examples(&reference, "v3", "qt", "dev", false).unwrap().rows);
+    assert_eq!(ints(&conn, "select n from t.temp.notes"), [1], "the user's schema is left as it was");
+    drop(conn);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

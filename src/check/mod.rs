@@ -359,9 +359,9 @@ pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding
     found
 }
 
-/// The findings [`findings`] left in the temporary table `temp.<table>`, in its order.
+/// The findings [`findings`] left in the temporary table `temp.main.<table>`, in its order.
 fn read_findings(conn: &Connection, table: &str) -> Result<Vec<Finding>> {
-    let mut stmt = conn.prepare(&format!("select * from temp.{table}"))?;
+    let mut stmt = conn.prepare(&format!("select * from temp.main.{table}"))?;
     let rows = stmt.query_map([], |r| {
         Ok((
             r.get::<_, String>(0)?,

@@ -138,8 +138,8 @@ pub fn seal(conn: &Connection) -> Result<u64> {
     // copy kept (it is the content)
     let blanked = crate::db::in_transaction(conn, || -> Result<u64> {
         conn.execute_batch(&format!("create or replace temp table sph_leaked as {LEAKED_SQL}"))?;
-        let n = blank_in_main(conn, "temp.sph_leaked")?;
-        conn.execute_batch("drop table temp.sph_leaked")?;
+        let n = blank_in_main(conn, "temp.main.sph_leaked")?;
+        conn.execute_batch("drop table temp.main.sph_leaked")?;
         Ok(n)
     })?;
     if unsealed_count(conn)? == 0 {
@@ -157,7 +157,7 @@ pub fn seal(conn: &Connection) -> Result<u64> {
             Ok(n)
         })
     });
-    let _ = conn.execute_batch("drop table if exists temp.sph_to_seal");
+    let _ = conn.execute_batch("drop table if exists temp.main.sph_to_seal");
     detach(conn);
     Ok(moved? + blanked)
 }
@@ -172,21 +172,21 @@ fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
             // transactions: the same content; or another client's edit, or blanks) never
             // replaces it
             "insert or ignore into sph_sealed.sealed_examples \
-             select e.example_id, e.hunk, e.target from review_examples as e join temp.sph_to_seal using (example_id)",
+             select e.example_id, e.hunk, e.target from review_examples as e join temp.main.sph_to_seal using (example_id)",
             [],
         )?;
         conn.execute(
             "insert or ignore into sph_sealed.sealed_comments \
-             select c.example_id, c.comment_id, c.message from review_comments as c join temp.sph_to_seal using (example_id)",
+             select c.example_id, c.comment_id, c.message from review_comments as c join temp.main.sph_to_seal using (example_id)",
             [],
         )?;
         Ok(())
     })
     .with_context(|| format!("{}: writing sealed content", companion.display()))?;
     crate::db::in_transaction(conn, || -> Result<u64> {
-        let n = blank_in_main(conn, "temp.sph_to_seal")?;
+        let n = blank_in_main(conn, "temp.main.sph_to_seal")?;
         conn.execute(
-            "insert into sealed_content select example_id, org, window_name, current_timestamp from temp.sph_to_seal",
+            "insert into sealed_content select example_id, org, window_name, current_timestamp from temp.main.sph_to_seal",
             [],
         )?;
         crate::db::log(
@@ -340,7 +340,7 @@ pub fn with_content<T>(conn: &Connection, include_sealed: bool, work: impl FnOnc
         .context("defining the content views")
         .and_then(|_| work());
     let _ = conn.execute_batch(
-        "drop view if exists temp.review_examples_content; drop view if exists temp.review_comments_content",
+        "drop view if exists temp.main.review_examples_content; drop view if exists temp.main.review_comments_content",
     );
     if attached {
         detach(conn);
