@@ -485,3 +485,38 @@ fn a_schema_named_temp_in_the_file_does_not_break_temporary_tables() {
     drop(conn);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `diff --reports removals,fences --out DIR` stopped at the second report with "two
+/// tables would be written to the same file" (every compared report is a table of the
+/// one macro `report_diff_at_v1`), leaving the first file and no manifest (found by a
+/// fresh tester). Each table of a macro that made several is `<macro>-<report>.<ext>`,
+/// the manifest lists both with their arguments, and the file of the removals diff holds
+/// exactly the rows of its table.
+#[test]
+fn diff_of_several_reports_writes_one_file_per_report() {
+    use sphragis::report::{CsvStyle, ExportContext, Format, write_files};
+    use sphragis::review::diff::{diff_reports, reports_to_compare};
+    let conn = samples();
+    let reports = reports_to_compare(&["removals".to_string(), "fences".to_string()]).unwrap();
+    let tables = diff_reports(&conn, "v2", "v3", &reports).unwrap();
+    let dir = std::env::temp_dir().join(format!("sphragis-diff-out-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let format = Format::Csv(CsvStyle { raw: true, bom: false });
+    let written = write_files(&dir, &tables, format, &ExportContext::default()).unwrap();
+    let names: Vec<String> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, ["report_diff_at_v1-diff-removals.csv", "report_diff_at_v1-diff-fences.csv", "manifest.json"]);
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("manifest.json")).unwrap()).unwrap();
+    let files: Vec<(String, String)> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["file"].as_str().unwrap().to_string(), f["arguments"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(files[0], (names[0].clone(), "'refine_removals_v2', ['org'], 'v2', 'v3'".to_string()));
+    assert_eq!(files[1].0, names[1]);
+    assert!(files[1].1.starts_with("'fence_agreement_v2'"), "{}", files[1].1);
+    let removals = std::fs::read_to_string(&written[0]).unwrap();
+    assert_eq!(removals.lines().count(), tables[0].rows.len() + 1, "a header and one line a row");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -22,7 +22,9 @@ pub struct Args {
     /// two recorded `sphragis check` runs of this database (check_changes_v1).
     #[arg(long, value_name = "REPORT,...", value_delimiter = ',', num_args = 0..)]
     pub reports: Option<Vec<String>>,
-    /// With --reports: write one file per compared report and a manifest.json here.
+    /// With --reports: write one file per compared report
+    /// (`report_diff_at_v1-diff-<report>.<ext>`; `check_changes_v1.<ext>`) and a
+    /// manifest.json here.
     #[arg(long, value_name = "DIR", requires = "reports")]
     pub out: Option<std::path::PathBuf>,
     /// Output format.

@@ -56,29 +56,44 @@ fn write_regular(file: &Path, bytes: &[u8]) -> Result<()> {
 /// Writes `<dir>/<name>.<ext>` for each table (the file name names the view or macro and
 /// its version) and `<dir>/manifest.json`: the database and its inputs (path, SHA-256,
 /// rows), the code version, the command's options, and per file its report, stamp
-/// (kind, name, SHA-256, arguments, filter, query) and row count. A table with no rows is
-/// still written (header only) and the manifest says why it is empty. Returns the paths
+/// (kind, name, SHA-256, arguments, filter, query) and row count. When one macro made
+/// several of the tables (`diff --reports`: `report_diff_at_v1` once per compared report),
+/// each of its files is `<name>-<report>.<ext>` (`report_diff_at_v1-diff-removals.csv`).
+/// A table with no rows is still written (header only) and the manifest says why it is
+/// empty. Every name is settled before the first file is written. Returns the paths
 /// written.
 ///
-/// Errors: a table without a stamp (an ad-hoc query), two tables with the same file
-/// name, the directory or a file cannot be written.
+/// Errors: a table without a stamp (an ad-hoc query), two tables of the same report and
+/// view (nothing is written then), the directory or a file cannot be written.
 pub fn write_files(
     dir: &Path,
     tables: &[ReportTable],
     format: Format,
     context: &ExportContext,
 ) -> Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create directory", dir.display()))?;
-    let mut written = Vec::new();
-    let mut manifest = Vec::new();
+    let mut stamped = Vec::new();
     for table in tables {
         let Some(st) = &table.stamp else {
             bail!("only report views and macros can be written as files");
         };
-        let file = dir.join(format!("{}.{}", st.name, format.extension()));
-        if written.contains(&file) {
+        stamped.push((table, st));
+    }
+    let shared = |name: &str| stamped.iter().filter(|(_, st)| st.name == name).count() > 1;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for (table, st) in &stamped {
+        let file = match shared(&st.name) {
+            true => dir.join(format!("{}-{}.{}", st.name, table.report, format.extension())),
+            false => dir.join(format!("{}.{}", st.name, format.extension())),
+        };
+        if files.contains(&file) {
             bail!("{}: two tables would be written to the same file", file.display());
         }
+        files.push(file);
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create directory", dir.display()))?;
+    let mut written = Vec::new();
+    let mut manifest = Vec::new();
+    for ((table, st), file) in stamped.into_iter().zip(files) {
         write_regular(&file, render(table, format)?.as_bytes())?;
         let note = table.rows.is_empty().then(|| {
             format!(
