@@ -125,10 +125,17 @@ pub struct RefineSummary {
 const COMMENTS_SQL: &str = include_str!("../../sql/steps/comments_v2.sql");
 const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples_v2.sql");
 
-/// Checks a version name: letters, digits, `.`, `_` or `-`, not empty.
+/// Checks a version name: letters, digits, `.`, `_` or `-`, not empty, and not starting
+/// with `-` (every command that names a version, e.g. the `report removals --version -x`
+/// that refine suggests, would read it as an option).
+///
+/// Errors: the name breaks one of those rules.
 pub fn check_version_name(name: &str) -> Result<()> {
     if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')) {
         bail!("version name {name:?} must be letters, digits, '.', '_' or '-'");
+    }
+    if name.starts_with('-') {
+        bail!("version name {name:?} must not start with '-': commands naming it would read it as an option");
     }
     Ok(())
 }
@@ -283,6 +290,18 @@ pub fn circle_of_bases(conn: &Connection, version: &str, base: &str) -> Result<O
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A version named `-x` was accepted, and the `--version -x` every later command needs
+    /// (refine prints `sphragis report removals --version -x`) is a usage error (found by a
+    /// fresh tester).
+    #[test]
+    fn version_name_starting_with_a_dash_is_refused() {
+        let err = check_version_name("-x").unwrap_err().to_string();
+        assert!(err.contains("must not start with '-'"), "{err}");
+        assert!(check_version_name("v3-fix").is_ok() && check_version_name("v3.1_b").is_ok());
+        assert!(check_version_name("v 3").unwrap_err().to_string().contains("letters, digits"));
+        assert!(check_version_name("").is_err());
+    }
 
     #[test]
     fn rule_lists() {
