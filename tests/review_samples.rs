@@ -33,15 +33,21 @@ use std::path::Path;
 
 fn samples() -> sphragis::db::Database {
     let conn = sphragis::db::open(Path::new(":memory:")).unwrap();
+    load_and_refine(&conn);
+    conn
+}
+
+/// Loads the samples' orgs and examples into `conn` and refines v2, then v3 on v2, as
+/// the demo does.
+fn load_and_refine(conn: &Connection) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
-    load(&conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
-    load(&conn, InputKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
+    load(conn, InputKind::Orgs, &dir.join("orgs.json"), None, &mut |_| {}).unwrap();
+    load(conn, InputKind::Examples, &dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
     let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
     for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
         let opts = RefineOptions { version: version.into(), base: base.map(String::from), rules, min_target_chars: 20 };
-        refine(&conn, &opts).unwrap();
+        refine(conn, &opts).unwrap();
     }
-    conn
 }
 
 fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
@@ -450,14 +456,7 @@ fn a_schema_named_temp_in_the_file_does_not_break_temporary_tables() {
     std::fs::create_dir_all(&dir).unwrap();
     let conn = sphragis::db::open(&dir.join("t.duckdb")).unwrap();
     conn.execute_batch("create schema temp; create table t.temp.notes as select 1 as n").unwrap();
-    let samples_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
-    load(&conn, InputKind::Orgs, &samples_dir.join("orgs.json"), None, &mut |_| {}).unwrap();
-    load(&conn, InputKind::Examples, &samples_dir.join("examples.jsonl"), None, &mut |_| {}).unwrap();
-    let v2 = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
-    for (version, base, rules) in [("v2", None, v2), ("v3", Some("v2"), Rule::ALL.to_vec())] {
-        let opts = RefineOptions { version: version.into(), base: base.map(String::from), rules, min_target_chars: 20 };
-        refine(&conn, &opts).unwrap();
-    }
+    load_and_refine(&conn);
     let sealed = ints(&conn, "select count(*) from sealed_content");
     assert_eq!(sealed, [1], "wm-903000-1-a, the one example of the sealed window");
     let reference = samples();
