@@ -92,38 +92,7 @@ pub fn query(conn: &Connection, sql: &str, params: &[&str]) -> Result<ReportTabl
     Ok(ReportTable { report: String::new(), about: String::new(), stamp: None, columns, rows })
 }
 
-/// Runs `sql` — one query without parameters — through a single DuckDB plan and keeps
-/// its rows, in the order it returned them, in the temporary table `temp.main.<name>` of
-/// this connection (replacing one of that name), for the caller to read back with a
-/// trivial query and then [`drop_temp`]. Always name it with all three parts: a schema
-/// called `temp` in the database file makes `temp.<name>` ambiguous. Temporary tables belong to the connection: the workers
-/// of `report all`, each on its own connection, do not see each other's.
-///
-/// Why: DuckDB 2.0's C API plans a statement when it prepares it and plans it again when
-/// the prepared statement executes (the EXECUTE binds the statement anew), so a query
-/// run through `prepare` is bound and optimized twice; `execute_batch` runs a statement
-/// through one plan but returns no rows. On a review database the verdict view
-/// `check_findings_v1` took 0.25 s prepared plus 0.29 s executed, and 0.26 s through one
-/// plan (issue 29). The rows are those `sql` returns: `create table ... as` keeps
-/// DuckDB's types and, with insertion order preserved (DuckDB's default, which sphragis
-/// never changes), the order of an `order by`.
-///
-/// Errors: DuckDB rejects the statement as the query of a `create table ... as` (a
-/// statement that is not a query, duplicate column names) or fails running it.
-pub fn run_into_temp(conn: &Connection, name: &str, sql: &str) -> Result<()> {
-    conn.execute_batch(&format!("create or replace temporary table {name} as {sql}"))?;
-    Ok(())
-}
-
-/// Drops the temporary table `temp.main.<name>` that [`run_into_temp`] made, if it exists.
-///
-/// Errors: DuckDB refuses the drop.
-pub fn drop_temp(conn: &Connection, name: &str) -> Result<()> {
-    conn.execute_batch(&format!("drop table if exists temp.main.{name}"))?;
-    Ok(())
-}
-
-/// [`query`] without parameters, with the statement planned once ([`run_into_temp`]):
+/// [`query`] without parameters, with the statement planned once ([`crate::db::run_into_temp`]):
 /// the same columns, rows and order. A statement that cannot be the query of a
 /// `create table ... as` (a `pragma`, `describe`) is run by [`query`], so its rows, or
 /// DuckDB's error for it, are what [`query`] gives; so is one whose columns came back
@@ -132,11 +101,11 @@ pub fn drop_temp(conn: &Connection, name: &str) -> Result<()> {
 /// Errors: as [`query`].
 pub fn query_planned_once(conn: &Connection, sql: &str) -> Result<ReportTable> {
     const ROWS: &str = "sphragis_rows";
-    if sql.trim().is_empty() || run_into_temp(conn, ROWS, sql).is_err() {
+    if sql.trim().is_empty() || crate::db::run_into_temp(conn, ROWS, sql).is_err() {
         return query(conn, sql, &[]);
     }
     let table = query(conn, &format!("select * from temp.main.{ROWS}"), &[]);
-    drop_temp(conn, ROWS)?;
+    crate::db::drop_temp(conn, ROWS)?;
     match table {
         // a table cannot have two columns of one name: DuckDB renamed the second `a` to
         // `a_1`, so the names are not the query's; run it as it is to keep them

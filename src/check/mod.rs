@@ -341,10 +341,10 @@ impl Default for Truncation {
 /// writing command), or a row holds a severity, status or condition this binary does not
 /// know (the views and this module disagree: a bug).
 pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding>> {
-    // planned once (crate::table::run_into_temp): the union of every check view is most of
+    // planned once (crate::db::run_into_temp): the union of every check view is most of
     // what `check` costs on a small database, and a prepared statement is planned twice
     const ROWS: &str = "sphragis_findings";
-    crate::table::run_into_temp(
+    crate::db::run_into_temp(
         conn,
         ROWS,
         &format!(
@@ -355,7 +355,7 @@ pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding
         ),
     )?;
     let found = read_findings(conn, ROWS);
-    crate::table::drop_temp(conn, ROWS)?;
+    crate::db::drop_temp(conn, ROWS)?;
     found
 }
 

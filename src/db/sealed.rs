@@ -137,9 +137,9 @@ pub fn seal(conn: &Connection) -> Result<u64> {
     // content written back for examples already sealed: blanked again, the companion's
     // copy kept (it is the content)
     let blanked = crate::db::in_transaction(conn, || -> Result<u64> {
-        crate::table::run_into_temp(conn, "sph_leaked", LEAKED_SQL)?;
+        crate::db::run_into_temp(conn, "sph_leaked", LEAKED_SQL)?;
         let n = blank_in_main(conn, "temp.main.sph_leaked")?;
-        crate::table::drop_temp(conn, "sph_leaked")?;
+        crate::db::drop_temp(conn, "sph_leaked")?;
         Ok(n)
     })?;
     if unsealed_count(conn)? == 0 {
@@ -157,14 +157,14 @@ pub fn seal(conn: &Connection) -> Result<u64> {
             Ok(n)
         })
     });
-    let _ = crate::table::drop_temp(conn, "sph_to_seal");
+    let _ = crate::db::drop_temp(conn, "sph_to_seal");
     detach(conn);
     Ok(moved? + blanked)
 }
 
 fn move_content(conn: &Connection, companion: &Path) -> Result<u64> {
     conn.execute_batch(COMPANION_SQL).context("creating the sealed companion's tables")?;
-    crate::table::run_into_temp(conn, "sph_to_seal", TO_SEAL_SQL)?;
+    crate::db::run_into_temp(conn, "sph_to_seal", TO_SEAL_SQL)?;
     crate::db::in_transaction(conn, || -> Result<()> {
         conn.execute(
             // the companion's copy, once there, is the content: a row the main file holds
