@@ -218,6 +218,93 @@ fn evaluation_run_faults_fire_with_their_counts() {
     assert_eq!(figure(&all, "continued_run", "run=ft2"), "pass 0/1");
 }
 
+/// Loads `files` of `data-samples/review/` (orgs, examples or labels, by name) into `conn`.
+fn load_review(conn: &duckdb::Connection, files: &[&str]) {
+    use sphragis::ingest::InputKind;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
+    for f in files {
+        let kind = match *f {
+            "orgs.json" => InputKind::Orgs,
+            "labels.jsonl" => InputKind::Labels,
+            _ => InputKind::Examples,
+        };
+        sphragis::review::load::load(conn, kind, &dir.join(f), None, &mut |_| {}).unwrap();
+    }
+}
+
+fn refine_v3(conn: &duckdb::Connection) {
+    use sphragis::review::refine::{RefineOptions, Rule, refine};
+    let opts = RefineOptions { version: "v3".into(), base: None, rules: Rule::ALL.to_vec(), min_target_chars: 20 };
+    refine(conn, &opts).unwrap();
+}
+
+/// Writes label-audit items naming examples the samples do not hold and loads them.
+fn load_foreign_labels(conn: &duckdb::Connection, dir: &Path) {
+    let path = dir.join("foreign-labels.jsonl");
+    std::fs::write(
+        &path,
+        "{\"item_id\": 6, \"example_id\": \"os-999000-z1\", \"rater\": \"A\", \"label\": \"valid\"}\n\
+         {\"item_id\": 7, \"example_id\": \"os-999100-z2\", \"rater\": \"C\", \"label\": \"invalid\"}\n",
+    )
+    .unwrap();
+    sphragis::review::load::load(conn, sphragis::ingest::InputKind::Labels, &path, None, &mut |_| {}).unwrap();
+}
+
+#[test]
+fn label_items_unknown_example_fires_with_its_count() {
+    // data-samples/review/labels.jsonl: 13 items (raters A 5, B 5, human 3), every example
+    // in openstack.jsonl; two more items name examples no file holds (raters A and C).
+    let dir = temp("unknown-labels");
+    let reason = |all: &[Finding], check: &str| {
+        all.iter().find(|f| f.check_name == check).and_then(|f| f.reason.clone()).unwrap_or_default()
+    };
+    let conn = memory();
+    load_review(&conn, &["labels.jsonl"]);
+    let all = findings(&conn);
+    assert_eq!(figure(&all, "label_items_unknown_example", "corpus"), "not-run -/-");
+    assert_eq!(
+        reason(&all, "label_items_unknown_example"),
+        "no review example loaded to match the 13 label-audit items with (load examples FILE)"
+    );
+    load_review(&conn, &["orgs.json", "openstack.jsonl"]);
+    refine_v3(&conn);
+    let all = findings(&conn);
+    assert_eq!(figure(&all, "label_items_unknown_example", "corpus"), "pass 0/13");
+    load_foreign_labels(&conn, &dir);
+    let all = findings(&conn);
+    assert_eq!(figure(&all, "label_items_unknown_example", "corpus"), "warn 2/15");
+    let f = all.iter().find(|f| f.check_name == "label_items_unknown_example").unwrap();
+    assert_eq!(f.detail.as_deref(), Some("2 of 4 raters"));
+    // the drill-down lists the two items, in stock DuckDB SQL
+    let listed: Vec<String> = conn
+        .prepare(&format!("select example_id from ({})", f.drill_down.as_deref().unwrap()))
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(listed, ["os-999000-z1", "os-999100-z2"]);
+    // the valid share of kept examples is untouched by them: rater A 3 of 4 valid (tests/review_splits.rs)
+    assert_eq!(figure(&all, "label_audit_valid_share", "version=v3 rater=A"), "pass 1/4");
+
+    // no labels at all, then labels of no kept example: two different reasons
+    let conn = memory();
+    load_review(&conn, &["orgs.json", "openstack.jsonl"]);
+    refine_v3(&conn);
+    let all = findings(&conn);
+    assert_eq!(reason(&all, "label_audit_valid_share"), "no label-audit item loaded (load labels FILE)");
+    assert_eq!(reason(&all, "label_items_unknown_example"), "no label-audit item loaded (load labels FILE)");
+    load_foreign_labels(&conn, &dir);
+    let all = findings(&conn);
+    assert_eq!(figure(&all, "label_audit_valid_share", "version=v3"), "not-run -/-");
+    assert_eq!(
+        reason(&all, "label_audit_valid_share"),
+        "none of the 2 loaded label-audit items is of an example the version keeps"
+    );
+    assert_eq!(figure(&all, "label_items_unknown_example", "corpus"), "warn 2/2");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 #[test]
 fn the_sql_status_rule_is_the_rust_one_on_every_row() {
     for conn in [runs_db(), {

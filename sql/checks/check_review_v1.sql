@@ -27,7 +27,12 @@
 --     test, the loose pattern) disagree, of the built examples (open windows);
 --   label_audit_valid_share (warn; share > 0.3; label_audit_v1, scope 'kept by version'):
 --     items rated not valid, of the items the version keeps, per rater (not run: no
---     label-audit items);
+--     label-audit items, or none of an example the version keeps);
+--   label_items_unknown_example (warn; failing > 0; label_items, review_examples): label-audit
+--     items whose example the corpus does not hold, of the loaded items (a sample drawn
+--     from another corpus or build, or ids that changed since): label_audit_v1's 'all
+--     scored' counts them, its 'kept by version' cannot (not run: no items, or no review
+--     example loaded);
 --   split_criteria_no_information (warn; failing > 0; split_criteria_v1): criteria computed
 --     on no information (suffix, timestamps, suggested_edits, targets), of those 4, per
 --     version and org with a split;
@@ -145,9 +150,31 @@ labels as (
 ),
 no_labels as (
     select 'label_audit_valid_share', 'warn', 'version=' || version, null::bigint, null::bigint, null, 'share > 0.3',
-           'no label-audit item of an example the version keeps (load labels FILE)', null, null
+           case when not exists (select 1 from label_items)
+                then 'no label-audit item loaded (load labels FILE)'
+                else format('none of the {} loaded label-audit items is of an example the version keeps',
+                            (select count(*) from label_items)) end,
+           null, null
     from corpus_versions
     where version not in (select version from label_audit_v1 where scope = 'kept by version')
+),
+label_matches as (
+    select l.rater, e.example_id is not null as known
+    from label_items as l
+    left join review_examples as e using (example_id)
+),
+unknown_labels as (
+    select 'label_items_unknown_example', 'warn', 'corpus',
+           case when exists (select 1 from review_examples) then count(*) end::bigint,
+           case when exists (select 1 from review_examples) then count(*) filter (where not known) end::bigint,
+           null, 'failing > 0',
+           case when not exists (select 1 from review_examples)
+                then format('no review example loaded to match the {} label-audit items with (load examples FILE)', count(*)) end,
+           case when exists (select 1 from review_examples)
+                then format('{} of {} raters', count(distinct rater) filter (where not known), count(distinct rater)) end,
+           'select l.* from label_items as l where l.example_id not in (select example_id from review_examples) order by l.file_id, l.record'
+    from label_matches
+    having count(*) > 0
 ),
 criteria as (
     select 'split_criteria_no_information', 'warn', format('version={} org={}', c.version, c.org),
@@ -193,6 +220,7 @@ found as (
     union all select * from fences
     union all select * from labels
     union all select * from no_labels
+    union all select * from unknown_labels
     union all select * from criteria
     union all select * from verified
     union all select * from left_out
@@ -205,12 +233,14 @@ absent as (
                  ('reconciliation', 'error', 'failing > 0', null, 'no corpus version refined (refine --version V)'),
                  ('fence_selectors_disagree', 'info', null, 'failing > 0', 'no corpus version refined (refine --version V)'),
                  ('label_audit_valid_share', 'warn', null, 'share > 0.3', 'no corpus version refined (refine --version V)'),
+                 ('label_items_unknown_example', 'warn', null, 'failing > 0', 'no label-audit item loaded (load labels FILE)'),
                  ('split_criteria_no_information', 'warn', null, 'failing > 0', 'no split computed (split --version V)'),
                  ('frozen_version_verifies', 'error', 'failing > 0', null, 'no version frozen (freeze --version V)'),
                  ('frozen_orgs_left_out', 'warn', null, 'failing > 0', 'no version frozen (freeze --version V)'))
          as c(name, severity, error_if, warn_if, reason)
     where (name in ('suggested_edit_kept', 'robot_comments_kept', 'target_in_comment_kept', 'reconciliation', 'fence_selectors_disagree',
                     'label_audit_valid_share') and not exists (select 1 from corpus_versions))
+       or (name = 'label_items_unknown_example' and not exists (select 1 from label_items))
        or (name = 'split_criteria_no_information' and not exists (select 1 from split_criteria_v1))
        or (name in ('frozen_version_verifies', 'frozen_orgs_left_out') and not exists (select 1 from frozen_versions))
 )

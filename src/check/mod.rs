@@ -446,6 +446,7 @@ pub const CHECKS: &[CheckInfo] = checks![
     "reconciliation", "review", "check_review_v1", "windows whose counts do not reconcile with the base version";
     "fence_selectors_disagree", "review", "check_review_v1", "examples where the strict fence rule and the report-only selectors disagree";
     "label_audit_valid_share", "review", "check_review_v1", "label-audit items rated not valid, of those the version keeps";
+    "label_items_unknown_example", "review", "check_review_v1", "label-audit items whose example the corpus does not hold";
     "split_criteria_no_information", "review", "check_review_v1", "split criteria computed on no information";
     "frozen_version_verifies", "review", "check_review_v1", "the latest verify --reproduce of a frozen version found a difference";
     "frozen_orgs_left_out", "review", "check_review_v1", "orgs with kept examples that the freeze left out";
