@@ -125,9 +125,9 @@ pub struct RefineSummary {
 const COMMENTS_SQL: &str = include_str!("../../sql/steps/comments_v2.sql");
 const EXAMPLES_SQL: &str = include_str!("../../sql/steps/examples_v2.sql");
 
-/// Checks a version name: letters, digits, `.`, `_` or `-`, not empty, and not starting
+/// Checks a version name: letters, digits, `.`, `_` or `-`, not empty, not starting
 /// with `-` (every command that names a version, e.g. the `report removals --version -x`
-/// that refine suggests, would read it as an option).
+/// that refine suggests, would read it as an option), and not dots alone (`.`, `..`).
 ///
 /// Errors: the name breaks one of those rules.
 pub fn check_version_name(name: &str) -> Result<()> {
@@ -136,6 +136,9 @@ pub fn check_version_name(name: &str) -> Result<()> {
     }
     if name.starts_with('-') {
         bail!("version name {name:?} must not start with '-': commands naming it would read it as an option");
+    }
+    if name.chars().all(|c| c == '.') {
+        bail!("version name {name:?} must hold a letter or digit: '.' and '..' name folders in a path");
     }
     Ok(())
 }
@@ -301,6 +304,16 @@ mod tests {
         assert!(check_version_name("v3-fix").is_ok() && check_version_name("v3.1_b").is_ok());
         assert!(check_version_name("v 3").unwrap_err().to_string().contains("letters, digits"));
         assert!(check_version_name("").is_err());
+    }
+
+    /// `.` and `..` passed the character rule; as a path component they name folders.
+    #[test]
+    fn version_name_of_dots_alone_is_refused() {
+        for name in [".", "..", "..."] {
+            let err = check_version_name(name).unwrap_err().to_string();
+            assert!(err.contains("must hold a letter or digit"), "{name}: {err}");
+        }
+        assert!(check_version_name(".v3").is_ok() && check_version_name("v3..1").is_ok());
     }
 
     #[test]
