@@ -20,6 +20,13 @@ pub enum Cell {
     Text(String),
     /// A list column's value (e.g. `pools`): a JSON array in JSON, `[a, b]` in text.
     List(Vec<Cell>),
+    /// A struct value (e.g. a comment `{comment_id, author_id, created_at, message}` of a
+    /// split example's `prompt`): its fields in order, a JSON object in JSON; in text,
+    /// `text`, as Arrow formats it (`{comment_id: c1, author_id: 7, …}`).
+    Struct {
+        fields: Vec<(String, Cell)>,
+        text: String,
+    },
 }
 
 /// Where a table's rows came from: the view or table macro, its SHA-256, the arguments
@@ -126,8 +133,9 @@ fn renamed_duplicate(columns: &[String]) -> bool {
 
 /// The cell at row `r` of an Arrow column: booleans, integers (DuckDB's HUGEINT sums,
 /// carried as scale-0 decimals, when they fit in 64 bits), floats and strings typed;
-/// lists (DuckDB `LIST`, e.g. `pools`) as [`Cell::List`] of their elements; every other
-/// type (timestamps, decimals, structs, blobs, intervals) as the text Arrow formats.
+/// lists (DuckDB `LIST`, e.g. `pools`) as [`Cell::List`] of their elements; structs as
+/// [`Cell::Struct`] of their fields; every other type (timestamps, decimals, blobs,
+/// intervals) as the text Arrow formats.
 fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
     use duckdb::arrow::array::AsArray;
     use duckdb::arrow::datatypes::{
@@ -163,6 +171,16 @@ fn cell_at(array: &dyn duckdb::arrow::array::Array, r: usize) -> Result<Cell> {
         DataType::LargeList(_) => {
             let items = array.as_list::<i64>().value(r);
             Cell::List((0..items.len()).map(|i| cell_at(items.as_ref(), i)).collect::<Result<_>>()?)
+        }
+        DataType::Struct(_) => {
+            let s = array.as_struct();
+            let fields = s
+                .column_names()
+                .into_iter()
+                .zip(s.columns())
+                .map(|(name, column)| Ok((name.to_string(), cell_at(column.as_ref(), r)?)))
+                .collect::<Result<_>>()?;
+            Cell::Struct { fields, text: formatted(array, r)? }
         }
         DataType::Timestamp(unit, None) => {
             use duckdb::arrow::datatypes::{

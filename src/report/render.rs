@@ -87,12 +87,13 @@ pub fn text(cell: &Cell) -> String {
         Cell::Float(v) => v.to_string(),
         Cell::Text(s) => s.clone(),
         Cell::List(items) => format!("[{}]", items.iter().map(text).collect::<Vec<_>>().join(", ")),
+        Cell::Struct { text, .. } => text.clone(),
     }
 }
 
 /// JSON value of a cell. NaN and infinities, which JSON numbers cannot hold, become the
 /// strings "NaN", "Infinity", "-Infinity" (as Python's json writes them, quoted), never
-/// a silent null; lists become arrays.
+/// a silent null; lists become arrays, structs objects (fields in their order).
 fn json_value(cell: &Cell) -> serde_json::Value {
     match cell {
         Cell::Null => serde_json::Value::Null,
@@ -104,6 +105,9 @@ fn json_value(cell: &Cell) -> serde_json::Value {
         Cell::Float(v) => json!(v),
         Cell::Text(s) => json!(s),
         Cell::List(items) => serde_json::Value::Array(items.iter().map(json_value).collect()),
+        Cell::Struct { fields, .. } => {
+            serde_json::Value::Object(fields.iter().map(|(name, cell)| (name.clone(), json_value(cell))).collect())
+        }
     }
 }
 
@@ -337,7 +341,7 @@ mod tests {
             row[..6],
             [Cell::Null, Cell::Int(1), Cell::UInt(2), Cell::Float(1.5), Cell::Text("x".into()), Cell::Bool(true)]
         );
-        for cell in row[6..9].iter().chain(&row[10..12]) {
+        for cell in row[7..9].iter().chain(&row[10..12]) {
             let Cell::Text(s) = cell else { panic!("{cell:?}") };
             assert!(!s.contains("OrderedMap") && !s.is_empty(), "{s}");
         }
@@ -351,6 +355,39 @@ mod tests {
         assert_eq!(row[12], Cell::Int(6));
         assert_eq!(row[13], Cell::Text("170141183460469231731687303715884105727".into()));
         assert!(query(&conn, "  ", &[]).unwrap_err().to_string().contains("empty"));
+        // a struct is an object in JSON, Arrow's `{a: 1}` in text
+        assert_eq!(json_value(&row[6]), json!({"a": 1}));
+        assert_eq!(text(&row[6]), "{a: 1}");
+    }
+
+    /// `examples --format json` printed a split's `prompt` (a list of comment structs) as
+    /// Arrow's text, `"{comment_id: c1, …, message: a, b}"`, which no JSON reader
+    /// can take apart when a message holds `, ` or `}`: structs are JSON objects now, in
+    /// field order, nested values typed; the text formats are unchanged.
+    #[test]
+    fn struct_cells_are_json_objects_in_json() {
+        let conn = Connection::open_in_memory().unwrap();
+        let t = query(
+            &conn,
+            "select [{'role': 'user', 'content': 'a, b}'}, {'role': 'assistant', 'content': null}] as prompt, \
+             {'n': 3, 'ids': [1, 2], 'at': timestamp '2024-01-02 03:04:05'} as nested",
+            &[],
+        )
+        .unwrap();
+        let row = &t.rows[0];
+        assert_eq!(
+            json_value(&row[0]),
+            json!([{"role": "user", "content": "a, b}"}, {"role": "assistant", "content": null}])
+        );
+        let order: Vec<String> = match &row[1] {
+            Cell::Struct { fields, .. } => fields.iter().map(|(n, _)| n.clone()).collect(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(order, ["n", "ids", "at"]);
+        assert_eq!(json_value(&row[1]), json!({"n": 3, "ids": [1, 2], "at": "2024-01-02T03:04:05"}));
+        assert_eq!(text(&row[0]), "[{role: user, content: a, b}}, {role: assistant, content: }]");
+        let doc: serde_json::Value = serde_json::from_str(&render_json(&t).unwrap()).unwrap();
+        assert_eq!(doc["rows"][0]["prompt"][0]["content"], "a, b}");
     }
 
     /// A float JSON cannot hold is written as Python's json names it, never as a null

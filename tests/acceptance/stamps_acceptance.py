@@ -34,7 +34,7 @@ def same(a, b):
 
 def plain(value, nested=False):
     """A stock-client value in the form sphragis's JSON gives it: integers (HUGEINT sums
-    too) as numbers, timestamps in ISO form, lists as JSON arrays, NaN and infinities as
+    too) as numbers, timestamps in ISO form, lists as JSON arrays, structs as objects, NaN and infinities as
     the strings Python's json names them."""
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() and value.as_tuple().exponent >= 0 else str(value)
@@ -42,6 +42,8 @@ def plain(value, nested=False):
         return value.isoformat()
     if isinstance(value, list):
         return [plain(v, True) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v, True) for k, v in value.items()}
     if isinstance(value, float) and not math.isfinite(value):
         return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
     if value is None or isinstance(value, (bool, int, float, str)):
