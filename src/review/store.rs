@@ -2,7 +2,7 @@
 //! appenders, inside the caller's load transaction.
 
 use super::model::{Example, suffix, timestamp_value};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use duckdb::{Appender, Connection, params};
 
 /// Appends examples and their comments for one input file.
@@ -25,7 +25,22 @@ impl<'conn> ExampleWriter<'conn> {
     }
 
     /// Appends one example and its comments.
+    ///
+    /// Errors: a `comment_id` that repeats within the example (the review tables carry no
+    /// primary key since migration 0024: this and the loader's example-id check keep
+    /// (example_id, comment_id) unique; every adapter names such a repeat at its field
+    /// first, so this error is a last guard), or DuckDB's appender refusing a value.
     pub fn append(&mut self, e: &Example) -> Result<()> {
+        if let Some((j, c)) =
+            e.comments.iter().enumerate().find(|(j, c)| e.comments[..*j].iter().any(|d| d.comment_id == c.comment_id))
+        {
+            bail!(
+                "example {:?}: comment {:?} (comment {}) repeats an earlier comment of the example",
+                e.example_id,
+                c.comment_id,
+                j + 1
+            );
+        }
         self.examples.append_row(params![
             e.example_id,
             e.org,
@@ -64,11 +79,42 @@ impl<'conn> ExampleWriter<'conn> {
 
     /// Flushes both appenders and returns the number of examples written.
     ///
-    /// Errors: a constraint fails on flush, for example an example id or
-    /// (example id, comment id) pair that is already in the database.
+    /// Errors: DuckDB refuses a row on flush (a NOT NULL column without a value).
     pub fn finish(mut self) -> Result<i64> {
-        self.examples.flush().context("writing examples (an example_id may already be loaded from another file)")?;
-        self.comments.flush().context("writing comments (a comment_id may repeat within its example)")?;
+        self.examples.flush().context("writing examples")?;
+        self.comments.flush().context("writing comments")?;
         Ok(self.written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::review::model::Comment;
+
+    /// With no primary key on review_comments (migration 0024), the writer itself refuses
+    /// a comment id twice in one example; the same id in two examples is two comments.
+    #[test]
+    fn comment_id_repeated_within_an_example_is_refused() {
+        let conn = Connection::open_in_memory().unwrap();
+        crate::db::migrations::apply(&conn).unwrap();
+        let comment = |id: &str| Comment { comment_id: id.into(), message: "m".into(), ..Default::default() };
+        let example = |id: &str, comments: Vec<Comment>| Example {
+            example_id: id.into(),
+            org: "o".into(),
+            comments,
+            ..Default::default()
+        };
+        let mut writer = ExampleWriter::new(&conn, 1).unwrap();
+        writer.append(&example("e1", vec![comment("c1"), comment("c2")])).unwrap();
+        writer.append(&example("e2", vec![comment("c1")])).unwrap();
+        let err = writer.append(&example("e3", vec![comment("c1"), comment("c2"), comment("c1")])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "example \"e3\": comment \"c1\" (comment 3) repeats an earlier comment of the example"
+        );
+        assert_eq!(writer.finish().unwrap(), 2);
+        let n: i64 = conn.query_row("select count(*) from review_comments", [], |r| r.get(0)).unwrap();
+        assert_eq!(n, 3);
     }
 }
