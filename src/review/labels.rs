@@ -31,12 +31,14 @@ struct RawItem {
 pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) -> Result<i64> {
     let mut appender = conn.appender("label_items")?;
     let mut n = 0i64;
-    // (item, rater) pairs seen in this file, and a lookup of those already loaded, so a
-    // repeat is named with its line instead of surfacing as a key violation on flush
+    // (item, rater) pairs seen in this file, and those already loaded (read once: one
+    // query per item made a file of thousands of items take seconds), so a repeat is
+    // named with its line instead of surfacing as a key violation on flush
     let mut seen: std::collections::HashMap<(String, String), u64> = std::collections::HashMap::new();
-    let mut loaded = conn.prepare(
-        "select f.path from label_items as l join ingest_log as f using (file_id) where l.item_id = ? and l.rater = ?",
-    )?;
+    let loaded: std::collections::HashMap<(String, String), String> = conn
+        .prepare("select l.item_id, l.rater, f.path from label_items as l join ingest_log as f using (file_id)")?
+        .query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))?
+        .collect::<duckdb::Result<_>>()?;
     for_each_line(path, reader, |line, text| {
         let raw: RawItem = parse_json(path, line, text)?;
         let key = (raw.item_id.clone().into_text(), raw.rater.clone());
@@ -54,7 +56,7 @@ pub fn read(conn: &Connection, file_id: i32, path: &Path, reader: impl BufRead) 
             )
             .into());
         }
-        if let Ok(earlier) = loaded.query_row(duckdb::params![key.0, key.1], |r| r.get::<_, String>(0)) {
+        if let Some(earlier) = loaded.get(&key) {
             return Err(InputError::at(
                 path,
                 Some(line),
