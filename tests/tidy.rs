@@ -32,12 +32,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     ("src/db/checkpoint.rs", "Err(_) => (File::open(file)", "the database file, read-only where it cannot be written"),
     ("src/db/checkpoint.rs", "File::open(folder)", "the database's folder, to sync a rename in it"),
-    ("src/db/verified.rs", "std::fs::File::open(file)", "the database file's headers, for its fingerprint"),
-    (
-        "src/db/verified.rs",
-        "std::fs::read_to_string(stamp_path(",
-        "a fingerprint sphragis recorded in its cache folder",
-    ),
     ("src/db/mod.rs", "std::fs::File::open(path)", "the database file's header, to refuse a non-DuckDB file"),
     (
         "src/review/freeze.rs",

@@ -190,10 +190,9 @@ fn remove_stale_spill(path: &Path, conn: &Connection) {
 fn prepared(path: &Path, conn: Connection, file: Option<&Path>) -> Result<Database> {
     let cache = file.and_then(|_| template::cache_dir());
     let trusted = file.is_some_and(|f| verified::is_current(cache.as_deref(), f));
-    let mut conn = Database { conn, stamp: None };
+    let stamp = file.zip(cache).map(|(f, c)| (f.to_path_buf(), c));
+    let conn = Database { conn, stamp };
     prepare_with(&conn, trusted).with_context(|| format!("{}: preparing the database", path.display()))?;
-    // only a catalogue that passed (or was created by) prepare is recorded at drop
-    conn.stamp = file.zip(cache).map(|(f, c)| (f.to_path_buf(), c));
     // a load stopped after its commit but before its seal left sealed-window content here
     let moved = sealed::seal(&conn)
         .with_context(|| format!("{}: moving sealed-window content to the sealed companion", path.display()))?;

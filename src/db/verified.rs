@@ -90,10 +90,7 @@ pub fn record(dir: Option<&Path>, file: &Path) {
         return;
     }
     let new = !stamp.exists();
-    // one name per process and call: threads of one process may record at once
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let partial = folder.join(format!(".partial-{}-{call}", std::process::id()));
+    let partial = folder.join(format!(".partial-{}", std::process::id()));
     if std::fs::write(&partial, print).is_err() || std::fs::rename(&partial, &stamp).is_err() {
         let _ = std::fs::remove_file(&partial);
         return;

@@ -146,17 +146,6 @@ fn catalogue_changed_after_a_recorded_fingerprint_is_checked_in_full() {
     assert!(!recorded(), "a file with a write-ahead log has no fingerprint");
     let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
     assert!(err.contains("view split_counts_v1 in this file was changed outside sphragis"), "{err}");
-    drop(crate::db::open(&path).unwrap());
-    assert!(recorded());
-    // a writing open that refuses the file records nothing: the next open refuses it too
-    Connection::open(&path).unwrap().execute_batch("create macro list_sum(x) as 0").unwrap();
-    for _ in 0..2 {
-        let err = format!("{:#}", crate::db::open(&path).unwrap_err());
-        assert!(err.contains("holds a macro named like a DuckDB or sphragis function (list_sum)"), "{err}");
-        assert!(!recorded(), "a refused catalogue is never recorded");
-    }
-    let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
-    assert!(err.contains("(list_sum)"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
