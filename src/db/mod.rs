@@ -14,7 +14,6 @@ pub mod release;
 pub mod sealed;
 pub mod spark;
 pub mod template;
-pub mod verified;
 pub mod views;
 
 use anyhow::{Context, Result, bail};
@@ -110,7 +109,7 @@ pub fn open(path: &Path) -> Result<Database> {
 /// Errors: as [`open`].
 pub fn open_with_cache(path: &Path, cache: Option<&Path>) -> Result<Database> {
     if path.as_os_str() == ":memory:" {
-        return prepared(path, Connection::open_in_memory()?, None);
+        return prepared(path, Connection::open_in_memory()?);
     }
     check_database_file(path)?;
     // the file itself, not a link to it (a dangling link: DuckDB would keep its log beside the link)
@@ -131,7 +130,7 @@ fn open_file(path: &Path, file: &Path) -> Result<Database> {
     let conn = open_journaled(path, || Connection::open(file))?.map_err(|e| open_error(path, e, false))?;
     checkpoint::configure(&conn)?;
     remove_stale_spill(path, &conn);
-    prepared(path, conn, Some(file))
+    prepared(path, conn)
 }
 
 /// Removes what a stopped process left in this database's temporary folder (hostile input
@@ -183,16 +182,9 @@ fn remove_stale_spill(path: &Path, conn: &Connection) {
 }
 
 /// `conn` migrated, with functions and views registered and sealed-window content moved.
-/// `file` is the database file `conn` holds the lock of (`None`: in memory): when its
-/// fingerprint is the one recorded after its catalogue was last checked
-/// ([`verified`]), the views and macros are not scanned again; when `conn` is dropped,
-/// the fingerprint of the checkpointed file is recorded.
-fn prepared(path: &Path, conn: Connection, file: Option<&Path>) -> Result<Database> {
-    let cache = file.and_then(|_| template::cache_dir());
-    let trusted = file.is_some_and(|f| verified::is_current(cache.as_deref(), f));
-    let stamp = file.zip(cache).map(|(f, c)| (f.to_path_buf(), c));
-    let conn = Database { conn, stamp };
-    prepare_with(&conn, trusted).with_context(|| format!("{}: preparing the database", path.display()))?;
+fn prepared(path: &Path, conn: Connection) -> Result<Database> {
+    let conn = Database { conn };
+    prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
     // a load stopped after its commit but before its seal left sealed-window content here
     let moved = sealed::seal(&conn)
         .with_context(|| format!("{}: moving sealed-window content to the sealed companion", path.display()))?;
@@ -215,8 +207,6 @@ fn prepared(path: &Path, conn: Connection, file: Option<&Path>) -> Result<Databa
 /// stays in the write-ahead log, which the next open replays, and a note says so.
 pub struct Database {
     conn: Connection,
-    /// The database file and the cache folder its fingerprint is recorded in at drop.
-    stamp: Option<(PathBuf, PathBuf)>,
 }
 
 impl std::fmt::Debug for Database {
@@ -240,17 +230,11 @@ impl std::ops::DerefMut for Database {
 
 impl Drop for Database {
     fn drop(&mut self) {
-        match checkpoint::checkpoint_main(&self.conn) {
-            // still holding the file's lock, its catalogue checked or created at the open
-            Ok(()) => {
-                if let Some((file, cache)) = &self.stamp {
-                    verified::record(Some(cache), file);
-                }
-            }
-            Err(e) => eprintln!(
+        if let Err(e) = checkpoint::checkpoint_main(&self.conn) {
+            eprintln!(
                 "note: the database was not checkpointed ({e:#}); whatever was committed is kept in its write-ahead \
                  log, which the next command replays"
-            ),
+            );
         }
     }
 }
@@ -297,10 +281,7 @@ pub fn open_journaled<T>(path: &Path, open: impl Fn() -> Result<T, duckdb::Error
     Ok(opened)
 }
 
-/// Opens an existing database read-only, with the `sph_` functions registered. Its views
-/// and macros are checked against this binary's unless the file's fingerprint is the one
-/// recorded after they were last checked ([`verified`]); after a full check the
-/// fingerprint is recorded.
+/// Opens an existing database read-only, with the `sph_` functions registered.
 ///
 /// Errors: the file does not exist or is not a DuckDB database, its migrations or
 /// views are not exactly this binary's, or examples in a sealed window still have their
@@ -315,19 +296,11 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
         Connection::open_with_flags(path, Config::default().access_mode(AccessMode::ReadOnly)?)
     })?
     .map_err(|e| open_error(path, e, true))?;
-    // DuckDB's shared lock is held from here: no other process writes the file
-    let (file, cache) = (checkpoint::resolved(path), template::cache_dir());
-    let trusted = verified::is_current(cache.as_deref(), &file);
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
-    if !trusted {
-        views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
-    }
+    views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
     sealed::refuse_unsealed(&conn, path)?;
     plan_settings(&conn)?;
     crate::rules::udf::register_all(&conn)?;
-    if !trusted {
-        verified::record(cache.as_deref(), &file);
-    }
     Ok(conn)
 }
 
@@ -481,19 +454,10 @@ fn plan_settings(conn: &Connection) -> Result<()> {
 /// re-created when a migration ran (none keeps what DuckDB knew of the tables before it),
 /// otherwise only those missing or not what sphragis created.
 pub fn prepare(conn: &Connection) -> Result<()> {
-    prepare_with(conn, false)
-}
-
-/// [`prepare`]; with `trusted` (the file's fingerprint is the one recorded after its
-/// catalogue was last checked, [`verified`]) the views and macros are not scanned, unless
-/// a migration ran.
-fn prepare_with(conn: &Connection, trusted: bool) -> Result<()> {
     plan_settings(conn)?;
     let migrated = migrations::apply(conn)?;
     crate::rules::udf::register_all(conn)?;
-    if !trusted || !migrated.is_empty() {
-        views::register(conn, !migrated.is_empty())?;
-    }
+    views::register(conn, !migrated.is_empty())?;
     Ok(())
 }
 
