@@ -184,7 +184,18 @@ fn remove_stale_spill(path: &Path, conn: &Connection) {
 /// `conn` migrated, with functions and views registered and sealed-window content moved.
 fn prepared(path: &Path, conn: Connection) -> Result<Database> {
     let conn = Database { conn };
-    prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
+    let repaired = prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
+    if !repaired.is_empty() {
+        // never silent: a figure read before this command came from the changed definition
+        eprintln!(
+            "{}: re-created {} from this sphragis's SQL: {} changed or dropped outside sphragis since it \
+             created {}",
+            path.display(),
+            repaired.join(", "),
+            if repaired.len() == 1 { "it was" } else { "they were" },
+            if repaired.len() == 1 { "it" } else { "them" }
+        );
+    }
     // a load stopped after its commit but before its seal left sealed-window content here
     let moved = sealed::seal(&conn)
         .with_context(|| format!("{}: moving sealed-window content to the sealed companion", path.display()))?;
@@ -452,13 +463,14 @@ fn plan_settings(conn: &Connection) -> Result<()> {
 
 /// Migrates `conn` and registers functions and views on it: every view and macro is
 /// re-created when a migration ran (none keeps what DuckDB knew of the tables before it),
-/// otherwise only those missing or not what sphragis created.
-pub fn prepare(conn: &Connection) -> Result<()> {
+/// otherwise only those missing or not what sphragis created. Returns the views and
+/// macros re-created because another client had changed or dropped them
+/// ([`views::register`]).
+pub fn prepare(conn: &Connection) -> Result<Vec<String>> {
     plan_settings(conn)?;
     let migrated = migrations::apply(conn)?;
     crate::rules::udf::register_all(conn)?;
-    views::register(conn, !migrated.is_empty())?;
-    Ok(())
+    views::register(conn, !migrated.is_empty())
 }
 
 #[cfg(test)]

@@ -598,14 +598,25 @@ fn changed_message(view: &ViewFile, was: &Recorded) -> String {
 /// definition DuckDB stores is the same either way, so files made before keep their
 /// records; the test `every_view_and_pointer_binds_on_a_new_file` binds them all.
 ///
+/// Returns what was re-created because another client had changed or dropped it: each
+/// view or macro sphragis had recorded whose definition in the file was no longer the one
+/// it created (`view split_counts_v1 (sql/splits/split_counts_v1.sql)`), in registry
+/// order, for the caller to say so (a writing command repairs such a file; a read-only
+/// one refuses it, [`check_current`]).
+///
 /// Errors: a view recorded in the database has a different SHA-256 than the embedded
 /// file (its meaning changed without a new version), or DuckDB rejects the SQL.
-pub fn register(conn: &Connection, recreate_all: bool) -> Result<()> {
+pub fn register(conn: &Connection, recreate_all: bool) -> Result<Vec<String>> {
     let before = Catalog::read(conn)?;
     before.refuse_shadowing()?;
     let mut views = Vec::new();
+    let mut repaired = Vec::new();
     for view in VIEWS {
-        if recreate_all || !before.is_current(view)? {
+        let current = before.is_current(view)?;
+        if !current && before.recorded.get(view.name()).is_some_and(|r| r.stored_sha256.is_some()) {
+            repaired.push(format!("{} {} ({})", view.kind.as_str(), view.name(), view.source));
+        }
+        if recreate_all || !current {
             views.push(view);
         }
     }
@@ -614,11 +625,12 @@ pub fn register(conn: &Connection, recreate_all: bool) -> Result<()> {
         .filter(|(base, view)| recreate_all || !pointer_is_current(&before, base, view))
         .collect();
     if views.is_empty() && pointers.is_empty() {
-        return Ok(());
+        return Ok(repaired);
     }
     // One transaction: the views, macros, pointers and their records land together or not
     // at all, and DuckDB commits the catalogue once.
-    super::in_transaction(conn, || create_stale(conn, &before, &views, &pointers))
+    super::in_transaction(conn, || create_stale(conn, &before, &views, &pointers))?;
+    Ok(repaired)
 }
 
 /// [`register`]'s work inside its transaction: creates `views` (in registry order) and

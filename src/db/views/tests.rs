@@ -109,6 +109,40 @@ fn changed_view_is_refused_with_what_changed_and_what_to_do() {
     );
 }
 
+/// A writing command repairs a view or macro another client changed or dropped, and used
+/// to do it without a word (found by a fresh tester: `check` re-created a replaced view and
+/// exited 0); `register` now names what it re-created, and the open says so on stderr.
+#[test]
+fn view_changed_outside_sphragis_is_named_when_a_writing_open_re_creates_it() {
+    let dir = std::env::temp_dir().join(format!("sphragis-repaired-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.duckdb");
+    drop(crate::db::open(&path).unwrap());
+    let reopen = || {
+        let conn = Connection::open(&path).unwrap();
+        crate::db::prepare(&conn).unwrap()
+    };
+    assert_eq!(reopen(), Vec::<String>::new(), "an intact file: nothing re-created");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "create or replace view split_counts_v1 as select 'fake' as org, 999 as n; \
+             drop macro table sft_budget_at_v1",
+        )
+        .unwrap();
+    assert_eq!(
+        reopen(),
+        vec![
+            "view split_counts_v1 (sql/splits/split_counts_v1.sql)".to_string(),
+            "macro sft_budget_at_v1 (sql/pools/sft_budget_at_v1.sql)".to_string()
+        ]
+    );
+    assert_eq!(reopen(), Vec::<String>::new(), "repaired: nothing left to re-create");
+    assert!(crate::db::open_read_only(&path).is_ok());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn view_replaced_outside_sphragis_is_refused_on_read() {
     let dir = std::env::temp_dir().join(format!("sphragis-replaced-{}", std::process::id()));
