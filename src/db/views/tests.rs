@@ -109,16 +109,23 @@ fn changed_view_is_refused_with_what_changed_and_what_to_do() {
     );
 }
 
+/// A new sphragis file `file` in a fresh scratch folder `sphragis-<name>-<pid>` (made by
+/// `db::open` and closed): the folder and the file's path.
+fn new_file(name: &str, file: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let dir = std::env::temp_dir().join(format!("sphragis-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(file);
+    drop(crate::db::open(&path).unwrap());
+    (dir, path)
+}
+
 /// A writing command repairs a view or macro another client changed or dropped, and used
 /// to do it without a word (found by a fresh tester: `check` re-created a replaced view and
 /// exited 0); `register` now names what it re-created, and the open says so on stderr.
 #[test]
 fn view_changed_outside_sphragis_is_named_when_a_writing_open_re_creates_it() {
-    let dir = std::env::temp_dir().join(format!("sphragis-repaired-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.duckdb");
-    drop(crate::db::open(&path).unwrap());
+    let (dir, path) = new_file("repaired", "t.duckdb");
     let reopen = || {
         let conn = Connection::open(&path).unwrap();
         crate::db::prepare(&conn).unwrap()
@@ -145,11 +152,7 @@ fn view_changed_outside_sphragis_is_named_when_a_writing_open_re_creates_it() {
 
 #[test]
 fn view_replaced_outside_sphragis_is_refused_on_read() {
-    let dir = std::env::temp_dir().join(format!("sphragis-replaced-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("t.duckdb");
-    let _ = std::fs::remove_file(&path);
-    drop(crate::db::open(&path).unwrap());
+    let (dir, path) = new_file("replaced", "t.duckdb");
     assert!(crate::db::open_read_only(&path).is_ok());
     {
         // another client replaces a view and a macro under the same names
@@ -258,11 +261,7 @@ fn refused_until_dropped(path: &std::path::Path, create: &str, name: &str, drop:
 /// Both are now refused naming the macro and the way out.
 #[test]
 fn macro_named_like_a_function_in_another_case_or_used_by_a_builtin_macro_is_refused() {
-    let dir = std::env::temp_dir().join(format!("sphragis-shadow-case-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("s.duckdb");
-    drop(crate::db::open(&path).unwrap());
+    let (dir, path) = new_file("shadow-case", "s.duckdb");
     // (the statement the message gives must be the one that drops it: quoted and
     // schema-qualified, or it fails on an operator name or finds the built-in first)
     for (create, name, drop) in [
@@ -295,11 +294,7 @@ fn views_call_no_sphragis_function() {
 /// command; now every open names the table, why it matters and the ways out.
 #[test]
 fn dropped_view_records_are_named_with_the_way_out() {
-    let dir = std::env::temp_dir().join(format!("sphragis-dropped-records-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("d.duckdb");
-    drop(crate::db::open(&path).unwrap());
+    let (dir, path) = new_file("dropped-records", "d.duckdb");
     Connection::open(&path).unwrap().execute_batch("drop table sph_views").unwrap();
     for err in [
         format!("{:#}", crate::db::open_read_only(&path).unwrap_err()),
