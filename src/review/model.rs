@@ -72,17 +72,33 @@ pub fn suffix(path: Option<&str>) -> String {
 /// REST form `2024-03-01 10:00:00.000000000` and `2024-03-01 10:00:00` (both UTC), and a
 /// bare date `2024-03-01` (midnight UTC). Errors with a message naming the accepted forms.
 pub fn parse_timestamp(text: &str) -> Result<i64, String> {
-    use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    use chrono::DateTime;
+    use chrono::format::{Item, Parsed, StrftimeItems, parse};
+    use std::sync::LazyLock;
+    // chrono's `parse_from_str` parses its format string again on every call: the two
+    // datetime forms are parsed once (the same items, so the same values and refusals)
+    static DATETIME_FORMS: LazyLock<[Vec<Item<'static>>; 2]> = LazyLock::new(|| {
+        ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"]
+            .map(|f| StrftimeItems::new(f).parse_to_owned().expect("a valid strftime format"))
+    });
+    static DATE_FORM: LazyLock<Vec<Item<'static>>> =
+        LazyLock::new(|| StrftimeItems::new("%Y-%m-%d").parse_to_owned().expect("a valid strftime format"));
     let text = text.trim();
     if let Ok(t) = DateTime::parse_from_rfc3339(text) {
         return Ok(t.timestamp_micros());
     }
-    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
-        if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
+    for items in DATETIME_FORMS.iter() {
+        let mut parsed = Parsed::new();
+        if parse(&mut parsed, text, items.iter()).is_ok()
+            && let Ok(t) = parsed.to_naive_datetime_with_offset(0)
+        {
             return Ok(t.and_utc().timestamp_micros());
         }
     }
-    if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+    let mut parsed = Parsed::new();
+    if parse(&mut parsed, text, DATE_FORM.iter()).is_ok()
+        && let Ok(d) = parsed.to_naive_date()
+    {
         return Ok(d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp_micros());
     }
     Err(format!("not a timestamp: {text:?} (expected RFC 3339, 'YYYY-MM-DD HH:MM:SS[.fff]' in UTC, or 'YYYY-MM-DD')"))
@@ -124,5 +140,54 @@ mod tests {
         assert_eq!(parse_timestamp("2017-03-07"), Ok(1_488_844_800_000_000));
         assert!(parse_timestamp("07/03/2017").unwrap_err().contains("not a timestamp"));
         assert!(parse_timestamp("").is_err());
+    }
+
+    /// The formats parsed once give what chrono's `parse_from_str` gives with the format
+    /// strings, value for value and refusal for refusal (the form before issue 29 round 8).
+    #[test]
+    fn timestamp_forms_parsed_once_agree_with_parse_from_str() {
+        use chrono::{DateTime, NaiveDate, NaiveDateTime};
+        let by_strings = |text: &str| -> Option<i64> {
+            let text = text.trim();
+            if let Ok(t) = DateTime::parse_from_rfc3339(text) {
+                return Some(t.timestamp_micros());
+            }
+            for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+                if let Ok(t) = NaiveDateTime::parse_from_str(text, format) {
+                    return Some(t.and_utc().timestamp_micros());
+                }
+            }
+            NaiveDate::parse_from_str(text, "%Y-%m-%d")
+                .ok()
+                .map(|d| d.and_hms_opt(0, 0, 0).expect("midnight").and_utc().timestamp_micros())
+        };
+        let cases = [
+            "2017-03-07 22:19:27",
+            " 2017-03-07 22:19:27\n",
+            "2017-03-07T22:19:27",
+            "2017-03-07 22:19:27.5",
+            "2017-03-07 22:19:27.123456789",
+            "2017-03-07 22:19:27.",
+            "2016-12-31 23:59:60",
+            "2016-12-31 23:59:60.999",
+            "2017-02-29 10:00:00",
+            "2016-02-29 10:00:00",
+            "2017-03-07 24:00:00",
+            "2017-03-07 22:19",
+            "2017-03-07 22:19:27 UTC",
+            "2017-03-07 22:19:27Z",
+            "2017-3-7 2:1:7",
+            "+2017-03-07 22:19:27",
+            "12017-03-07 22:19:27",
+            "2017-03-07",
+            "2017-13-07",
+            "2017-03-07x",
+            "2017-03-07T22:19:27+01:00",
+            "",
+            "now",
+        ];
+        for text in cases {
+            assert_eq!(parse_timestamp(text).ok(), by_strings(text), "{text:?}");
+        }
     }
 }
