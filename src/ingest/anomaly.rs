@@ -102,7 +102,15 @@ fn may_hold_anomaly(text: &str) -> bool {
     let b = text.as_bytes();
     memchr::memmem::find(b, b"NaN").is_some()
         || memchr::memmem::find(b, b"Infinity").is_some()
-        || memchr::memmem::find_iter(b, b"\\").any(|i| b.get(i + 1).is_some_and(|c| escape_may_be_anomaly(*c)))
+        || may_hold_escape_anomaly(text)
+}
+
+/// Whether `text` holds a backslash escape that may be an anomaly ([`escape_may_be_anomaly`]):
+/// with none, the only anomalies left are `NaN` / `Infinity` outside strings, which
+/// serde_json refuses, so a text it parses holds no anomaly at all.
+pub fn may_hold_escape_anomaly(text: &str) -> bool {
+    let b = text.as_bytes();
+    memchr::memmem::find_iter(b, b"\\").any(|i| b.get(i + 1).is_some_and(|c| escape_may_be_anomaly(*c)))
 }
 
 /// Whether a string escape whose letter (the byte after the backslash) is `letter` may

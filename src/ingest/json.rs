@@ -267,6 +267,25 @@ pub fn parse_json_ids<T: serde::de::DeserializeOwned>(
     // The line's own end is not part of the record (a truncated record must be reported
     // on its own line, not the next).
     let text = text.trim_end_matches(['\n', '\r']);
+    // Without an escape that may be an anomaly, a text serde_json parses holds none (it
+    // refuses `NaN` / `Infinity` wherever they stand outside a string): the two searches
+    // for those and the scan are only needed when this parse fails.
+    if !super::anomaly::may_hold_escape_anomaly(text)
+        && let Ok(value) = serde_json::from_str(text)
+    {
+        return Ok(value);
+    }
+    parse_scanned(path, line, text, ids)
+}
+
+/// [`parse_json_ids`] of a text that needs the anomaly scan: rewritten and recorded under
+/// the anomaly policy, then parsed with the failing field named.
+fn parse_scanned<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    line: u64,
+    text: &str,
+    ids: &[&str],
+) -> Result<T, InputError> {
     // What Python's json.dumps writes and serde_json refuses is rewritten first, and
     // recorded for the load (the anomaly policy, super::anomaly).
     let scanned = super::anomaly::scan(text);
@@ -508,6 +527,60 @@ mod tests {
     #[allow(dead_code)]
     struct Row {
         id: TextOrNumber,
+    }
+
+    #[derive(Debug, PartialEq, serde::Deserialize)]
+    struct Probe {
+        id: String,
+        n: Option<i64>,
+        x: Option<f64>,
+        text: Option<String>,
+    }
+
+    /// The parse that skips the anomaly scan when no escape may be one gives what the
+    /// scanned parse gives, value for value, error for error and anomaly for anomaly:
+    /// `NaN` / `Infinity` inside strings (no anomaly), outside them in read and ignored
+    /// fields, control and surrogate escapes, and malformed records.
+    #[test]
+    fn anomaly_scan_skipped_only_where_it_finds_nothing() {
+        let texts = [
+            r#"{"id": "a", "n": 1, "text": "NaN and Infinity in a string"}"#,
+            r#"{"id": "a", "text": "code: x = Double.NaN;\n y = -Infinity;\n", "other": ["NaN", "\"Infinity\""]}"#,
+            r#"{"id": "a", "ignored": NaN}"#,
+            r#"{"id": "a", "ignored": [1, -Infinity, {"k": Infinity}]}"#,
+            r#"{"id": "a", "x": NaN}"#,
+            r#"{"id": "a", "n": NaN}"#,
+            r#"{"id": "a", "n": Infinity}"#,
+            r#"{"id": "a", "text": "nul \u0000 and \b and \f"}"#,
+            r#"{"id": "a", "ignored": "\u001b[31m red"}"#,
+            r#"{"id": "a\ud83d", "text": "\ud83d half an emoji"}"#,
+            r#"{"id": "a", "text": "\\u0000 is an escaped backslash, then u0000"}"#,
+            r#"{"id": "a", "text": "unterminated}"#,
+            r#"{"id": "a", "n": "seven"}"#,
+            r#"{"id": "a", "n": 1} trailing"#,
+            r#"{"n": 1}"#,
+            "{\"id\": \"a\",\n \"n\": NaN}",
+        ];
+        let path = Path::new("p.jsonl");
+        for text in texts {
+            let (fast, fast_anomalies) =
+                crate::ingest::anomaly::collect(|| parse_json_ids::<Probe>(path, 7, text, &["id"]));
+            let (scanned, scanned_anomalies) =
+                crate::ingest::anomaly::collect(|| parse_scanned::<Probe>(path, 7, text, &["id"]));
+            assert_eq!(
+                fast.as_ref().map_err(ToString::to_string),
+                scanned.as_ref().map_err(ToString::to_string),
+                "{text}"
+            );
+            assert_eq!(format!("{fast_anomalies:?}"), format!("{scanned_anomalies:?}"), "{text}");
+        }
+        // and the cases meant: an ignored NaN is recorded, one in a string is not
+        let (_, recorded) =
+            crate::ingest::anomaly::collect(|| parse_json_ids::<Probe>(path, 7, texts[2], &["id"]).unwrap());
+        assert_eq!(recorded.len(), 1);
+        let (_, recorded) =
+            crate::ingest::anomaly::collect(|| parse_json_ids::<Probe>(path, 7, texts[1], &["id"]).unwrap());
+        assert!(recorded.is_empty(), "{recorded:?}");
     }
 
     #[test]
