@@ -17,7 +17,7 @@ use crate::ingest::json;
 use crate::ingest::json::parse_json_ids;
 use crate::review::model::{Comment, Example};
 use serde::Deserialize;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 const FOCUS_START: &str = "<|startfocus|>";
@@ -59,8 +59,9 @@ pub fn read(
     mut reader: impl BufRead + Send,
     sink: &mut Sink<'_>,
 ) -> anyhow::Result<u64> {
-    let (container, blank_lines) =
+    let json::Peeked { container, blank_lines, head } =
         json::peek_container(&mut reader).map_err(|e| InputError::at(path, None, None, format!("cannot read: {e}")))?;
+    let mut reader = std::io::Cursor::new(head).chain(reader);
     match container {
         None => Err(InputError::at(path, None, None, "file is empty (no JSON)").into()),
         Some(json::Container::Array) => {
@@ -244,6 +245,39 @@ mod tests {
         assert!(err.starts_with("r.json:5: field `[2].base_patch_number`"), "{err}");
         let err = run(&format!("\n\n{ROW}\n{bad}\n")).unwrap_err();
         assert!(err.starts_with("r.json:4: field `base_patch_number`"), "{err}");
+    }
+
+    /// Blank space before the first record longer than the reader's buffer (found by a
+    /// fresh tester: with 70,000 spaces the 64 KB buffer of the time was dropped and the
+    /// error named a column counted from the cut): the same error, at the record's true
+    /// column, whatever the buffer size; a byte-order mark after the spaces is refused.
+    #[test]
+    fn blank_space_longer_than_the_buffer_keeps_the_true_column() {
+        let bad = ROW.replace(r#""base_patch_number":4"#, r#""base_patch_number":"4""#);
+        // serde_json names the column of the offending value's last byte: the closing quote
+        let column = 70_000 + bad.find(r#""4""#).unwrap() + 3;
+        let message = |text: &str, capacity: usize| {
+            let reader = std::io::BufReader::with_capacity(capacity, std::io::Cursor::new(text.as_bytes().to_vec()));
+            read(Path::new("r.json"), None, reader, &mut |_| Ok(()))
+                .map(|n| n.to_string())
+                .unwrap_or_else(|e| e.to_string())
+        };
+        // serde_json names a truncated array at its last byte
+        let truncated = 70_000 + 1 + ROW.len();
+        let cases =
+            [(format!("{}{bad}\n", " ".repeat(70_000)), column), (format!("{}[{ROW}", " ".repeat(70_000)), truncated)];
+        for (text, column) in cases {
+            let want = message(&text, 1 << 20);
+            assert!(want.contains(&format!("column {column})")), "{want}");
+            for capacity in [16, 1 << 16] {
+                assert_eq!(message(&text, capacity), want, "buffer of {capacity}");
+            }
+        }
+        let bom_after_spaces = format!("{}\u{feff}{ROW}\n", " ".repeat(70_000));
+        for capacity in [16, 1 << 16, 1 << 20] {
+            assert!(message(&bom_after_spaces, capacity).contains("r.json:1: expected a JSON object"), "{capacity}");
+        }
+        assert_eq!(message(&format!("\n\n{}{ROW}\n", " ".repeat(70_000)), 16), "1");
     }
 
     #[test]
