@@ -287,6 +287,15 @@ pub fn parse_json_ids<T: serde::de::DeserializeOwned>(
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match text.trim_start().as_bytes().first() {
         Some(b'{') => {}
+        Some(_) if text.trim_start().starts_with('\u{feff}') => {
+            return Err(InputError::at(
+                path,
+                Some(line),
+                None,
+                "a byte-order mark (U+FEFF) follows blank space: only the very start of a file may carry one; \
+                 Python's json.loads refuses it too",
+            ));
+        }
         Some(_) => return Err(InputError::at(path, Some(line), None, "expected a JSON object {...}")),
         None => return Err(InputError::at(path, Some(line), None, "empty record")),
     }
@@ -607,6 +616,19 @@ mod tests {
         let (_, recorded) =
             crate::ingest::anomaly::collect(|| parse_json_ids::<Probe>(path, 7, texts[1], &["id"]).unwrap());
         assert!(recorded.is_empty(), "{recorded:?}");
+    }
+
+    /// A byte-order mark after blank space (files joined after an indent, or an editor's
+    /// mark inside a line) is named as one, not as "expected a JSON object".
+    #[test]
+    fn byte_order_mark_after_blank_space_is_named() {
+        let err = parse_json::<Probe>(Path::new("p.jsonl"), 4, "  \t\u{feff}{\"id\": \"a\"}").unwrap_err().to_string();
+        assert!(err.starts_with("p.jsonl:4: a byte-order mark (U+FEFF) follows blank space"), "{err}");
+        // at the very start it is the file's own mark, skipped
+        let ok: Probe = parse_json(Path::new("p.jsonl"), 1, "\u{feff}{\"id\": \"a\"}").unwrap();
+        assert_eq!(ok.id, "a");
+        let err = parse_json::<Probe>(Path::new("p.jsonl"), 4, " x{}").unwrap_err().to_string();
+        assert_eq!(err, "p.jsonl:4: expected a JSON object {...}");
     }
 
     #[test]

@@ -275,7 +275,8 @@ mod tests {
         }
         let bom_after_spaces = format!("{}\u{feff}{ROW}\n", " ".repeat(70_000));
         for capacity in [16, 1 << 16, 1 << 20] {
-            assert!(message(&bom_after_spaces, capacity).contains("r.json:1: expected a JSON object"), "{capacity}");
+            let err = message(&bom_after_spaces, capacity);
+            assert!(err.contains("r.json:1: a byte-order mark (U+FEFF) follows blank space"), "{capacity}: {err}");
         }
         assert_eq!(message(&format!("\n\n{}{ROW}\n", " ".repeat(70_000)), 16), "1");
     }
