@@ -285,9 +285,10 @@ pub fn parse_json_ids<T: serde::de::DeserializeOwned>(
     ids: &[&str],
 ) -> Result<T, InputError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    match text.trim_start().as_bytes().first() {
+    let content = text.trim_start();
+    match content.as_bytes().first() {
         Some(b'{') => {}
-        Some(_) if text.trim_start().starts_with('\u{feff}') => {
+        Some(_) if content.starts_with('\u{feff}') => {
             return Err(InputError::at(
                 path,
                 Some(line),
