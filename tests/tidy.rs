@@ -32,6 +32,17 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ),
     ("src/db/checkpoint.rs", "Err(_) => (File::open(file)", "the database file, read-only where it cannot be written"),
     ("src/db/checkpoint.rs", "File::open(folder)", "the database's folder, to sync a rename in it"),
+    ("src/db/verified.rs", "use std::os::unix::fs::OpenOptionsExt;", "the stamp reader's import (below)"),
+    (
+        "src/db/verified.rs",
+        "let written = std::fs::OpenOptions::new()",
+        "a new fingerprint stamp written in sphragis's cache folder",
+    ),
+    (
+        "src/db/verified.rs",
+        "std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(stamp)",
+        "a fingerprint sphragis recorded in its cache folder",
+    ),
     ("src/db/mod.rs", "std::fs::File::open(path)", "the database file's header, to refuse a non-DuckDB file"),
     (
         "src/review/freeze.rs",

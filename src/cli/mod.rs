@@ -30,7 +30,9 @@ pub struct Cli {
     /// The database file [default: sphragis.duckdb; demo: sphragis-demo.duckdb]. Commands
     /// that write create it; report, views, sql and show only read an existing one. A new
     /// file is a copy of a template kept in ~/.cache/sphragis ($SPHRAGIS_CACHE_DIR; `off`:
-    /// none), made once per build (docs/reliability.md).
+    /// none), made once per build; that folder also keeps the fingerprint of each file whose
+    /// views were checked, so the next command on the unchanged file skips that check
+    /// (docs/reliability.md).
     #[arg(long, global = true, env = "SPHRAGIS_DB")]
     pub db: Option<PathBuf>,
     /// No progress output, even on a terminal.

@@ -106,6 +106,9 @@ pub fn guarded<T>(conn: &Connection, database: &str, file: &Path, checkpoint: im
         .with_context(|| format!("{}: saving the blocks a checkpoint rewrites in place", journal.display()))?;
     super::crash_point("checkpoint:journal-written");
     let value = checkpoint()?;
+    // at once: the shorter the time between DuckDB's last write and this read, the less
+    // room for another writer that ignores the lock (super::verified)
+    note_written(file);
     std::fs::remove_file(&journal).with_context(|| format!("{}: cannot remove", journal.display()))?;
     Ok(value)
 }
@@ -361,7 +364,7 @@ pub fn forget_completed(file: &Path) -> Result<()> {
 /// DuckDB's own included, so the journal's reads must not open and close the file
 /// beside DuckDB. Keyed by device and inode.
 /// Also returns whether the descriptor can write.
-fn kept_open(file: &Path) -> Result<(Arc<File>, bool)> {
+pub(super) fn kept_open(file: &Path) -> Result<(Arc<File>, bool)> {
     use std::os::unix::fs::MetadataExt;
     /// (device, inode), the descriptor kept open for it, and whether it can write.
     type Kept = ((u64, u64), Arc<File>, bool);
@@ -379,6 +382,91 @@ fn kept_open(file: &Path) -> Result<(Arc<File>, bool)> {
     let open = Arc::new(open);
     files.push((key, open.clone(), writable));
     Ok((open, writable))
+}
+
+/// SHA-256 of the state of the file open as `handle`: its device, inode, size,
+/// modification and change times (nanoseconds) and its first [`HEADERS`] bytes (DuckDB's
+/// headers, one of which every checkpoint rewrites); `None` when it is shorter or cannot
+/// be read. Any write to the file changes its change time, which cannot be set back.
+pub(super) fn file_state(handle: &File) -> Option<[u8; 32]> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = handle.metadata().ok()?;
+    let mut headers = vec![0u8; HEADERS as usize];
+    handle.read_exact_at(&mut headers, 0).ok()?;
+    let mut h = Sha256::new();
+    for n in [meta.dev(), meta.ino(), meta.size()] {
+        h.update(n.to_le_bytes());
+    }
+    for n in [meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec()] {
+        h.update(n.to_le_bytes());
+    }
+    h.update(&headers);
+    Some(h.finalize().into())
+}
+
+/// The state ([`file_state`]) each database file had just after this process last
+/// checkpointed it through [`guarded`], by device and inode.
+static WRITTEN: Mutex<Vec<Written>> = Mutex::new(Vec::new());
+
+/// (device, inode) of a database file, and its state just after a checkpoint.
+type Written = ((u64, u64), [u8; 32]);
+
+/// Notes the state of `file` right after this process checkpointed it, read through the
+/// kept descriptor while another descriptor (DuckDB's) is on the same inode; an older note
+/// of that inode is dropped, and nothing is noted when that cannot be read.
+fn note_written(file: &Path) {
+    let Ok((handle, _)) = kept_open(file) else { return };
+    let Some(key) = identity(&handle) else { return };
+    let state = (descriptors_on(&handle) > 0).then(|| file_state(&handle)).flatten();
+    let mut notes = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    notes.retain(|(k, _)| *k != key);
+    if let Some(state) = state {
+        notes.push((key, state));
+    }
+}
+
+/// [`note_written`], for the tests of [`super::verified`] (a checkpoint run outside
+/// [`guarded`]).
+#[cfg(test)]
+pub(super) fn note_written_for_tests(file: &Path) {
+    note_written(file)
+}
+
+/// The state [`guarded`] noted after this process last checkpointed the file open as
+/// `handle`; `None` when it never did (or could not read it then).
+pub(super) fn last_written(handle: &File) -> Option<[u8; 32]> {
+    let key = identity(handle)?;
+    let notes = WRITTEN.lock().unwrap_or_else(|e| e.into_inner());
+    notes.iter().find(|(k, _)| *k == key).map(|(_, state)| *state)
+}
+
+/// The device and inode of the file open as `handle`.
+fn identity(handle: &File) -> Option<(u64, u64)> {
+    handle.metadata().ok().map(|m| identity_of(&m))
+}
+
+/// The device and inode in `meta`.
+fn identity_of(meta: &std::fs::Metadata) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino())
+}
+
+/// How many descriptors of this process other than `handle` are open on `handle`'s
+/// device and inode: read from `/proc/self/fd`, whose entries lead to the open file even
+/// after it was renamed or removed. 0 where there is no `/proc` (not Linux) or it cannot
+/// be read.
+pub(super) fn descriptors_on(handle: &File) -> usize {
+    use std::os::fd::AsRawFd;
+    let Some(key) = identity(handle) else { return 0 };
+    let own = handle.as_raw_fd().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc/self/fd") else { return 0 };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name().to_str() != Some(own.as_str())
+                && std::fs::metadata(e.path()).is_ok_and(|m| identity_of(&m) == key)
+        })
+        .count()
 }
 
 /// Takes the POSIX record lock DuckDB takes on a database file, for writing, without

@@ -14,6 +14,7 @@ pub mod release;
 pub mod sealed;
 pub mod spark;
 pub mod template;
+pub mod verified;
 pub mod views;
 
 use anyhow::{Context, Result, bail};
@@ -109,7 +110,7 @@ pub fn open(path: &Path) -> Result<Database> {
 /// Errors: as [`open`].
 pub fn open_with_cache(path: &Path, cache: Option<&Path>) -> Result<Database> {
     if path.as_os_str() == ":memory:" {
-        return prepared(path, Connection::open_in_memory()?);
+        return prepared(path, Connection::open_in_memory()?, None);
     }
     check_database_file(path)?;
     // the file itself, not a link to it (a dangling link: DuckDB would keep its log beside the link)
@@ -127,10 +128,13 @@ pub fn open_with_cache(path: &Path, cache: Option<&Path>) -> Result<Database> {
 
 /// Opens the database file `file` (`path` resolved), as [`open`] does.
 fn open_file(path: &Path, file: &Path) -> Result<Database> {
+    let witness = template::cache_dir().and_then(|_| verified::Witness::before_open(file));
     let conn = open_journaled(path, || Connection::open(file))?.map_err(|e| open_error(path, e, false))?;
     checkpoint::configure(&conn)?;
     remove_stale_spill(path, &conn);
-    prepared(path, conn)
+    // a new file: DuckDB made it, so there was nothing before its open to compare with
+    let witness = witness.or_else(|| template::cache_dir().and_then(|_| verified::Witness::after_open(file)));
+    prepared(path, conn, witness)
 }
 
 /// Removes what a stopped process left in this database's temporary folder (hostile input
@@ -182,9 +186,18 @@ fn remove_stale_spill(path: &Path, conn: &Connection) {
 }
 
 /// `conn` migrated, with functions and views registered and sealed-window content moved.
-fn prepared(path: &Path, conn: Connection) -> Result<Database> {
-    let conn = Database { conn };
-    let repaired = prepare(&conn).with_context(|| format!("{}: preparing the database", path.display()))?;
+/// `witness` is of the database file `conn` holds the lock of (`None`: in memory): when
+/// its fingerprint is the one recorded after its catalogue was last checked
+/// ([`verified`]), the views and macros are not scanned again; when the returned
+/// [`Database`] is dropped, the fingerprint of the checkpointed file is recorded.
+fn prepared(path: &Path, conn: Connection, witness: Option<verified::Witness>) -> Result<Database> {
+    let cache = witness.as_ref().and_then(|_| template::cache_dir());
+    let trusted = witness.as_ref().is_some_and(|w| w.is_current(cache.as_deref(), &conn));
+    let mut conn = Database { conn, stamp: None };
+    let repaired =
+        prepare_with(&conn, trusted).with_context(|| format!("{}: preparing the database", path.display()))?;
+    // only a catalogue that passed (or was created by) prepare is recorded at drop
+    conn.stamp = witness.zip(cache);
     if !repaired.is_empty() {
         // never silent: a figure read before this command came from the changed definition
         eprintln!(
@@ -218,6 +231,9 @@ fn prepared(path: &Path, conn: Connection) -> Result<Database> {
 /// stays in the write-ahead log, which the next open replays, and a note says so.
 pub struct Database {
     conn: Connection,
+    /// The database file's witness and the cache folder its fingerprint is recorded in
+    /// at drop, once [`prepare`] passed ([`verified`]).
+    stamp: Option<(verified::Witness, PathBuf)>,
 }
 
 impl std::fmt::Debug for Database {
@@ -241,11 +257,18 @@ impl std::ops::DerefMut for Database {
 
 impl Drop for Database {
     fn drop(&mut self) {
-        if let Err(e) = checkpoint::checkpoint_main(&self.conn) {
-            eprintln!(
+        match checkpoint::checkpoint_main(&self.conn) {
+            // still holding the file's lock: recorded when the file is as this process's
+            // own checkpoint (or the open) left it
+            Ok(()) => {
+                if let Some((witness, cache)) = &self.stamp {
+                    witness.record(Some(cache), &self.conn, true);
+                }
+            }
+            Err(e) => eprintln!(
                 "note: the database was not checkpointed ({e:#}); whatever was committed is kept in its write-ahead \
                  log, which the next command replays"
-            );
+            ),
         }
     }
 }
@@ -292,7 +315,10 @@ pub fn open_journaled<T>(path: &Path, open: impl Fn() -> Result<T, duckdb::Error
     Ok(opened)
 }
 
-/// Opens an existing database read-only, with the `sph_` functions registered.
+/// Opens an existing database read-only, with the `sph_` functions registered. Its views
+/// and macros are checked against this binary's unless the file's fingerprint is the one
+/// recorded after they were last checked ([`verified`]); after a full check the
+/// fingerprint is recorded.
 ///
 /// Errors: the file does not exist or is not a DuckDB database, its migrations or
 /// views are not exactly this binary's, or examples in a sealed window still have their
@@ -303,15 +329,24 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
         bail!("{}: no such database file (create one with `sphragis init` or `sphragis load`)", path.display());
     }
     check_database_file(path)?;
+    let (file, cache) = (checkpoint::resolved(path), template::cache_dir());
+    let witness = cache.as_ref().and_then(|_| verified::Witness::before_open(&file));
     let conn = open_journaled(path, || {
         Connection::open_with_flags(path, Config::default().access_mode(AccessMode::ReadOnly)?)
     })?
     .map_err(|e| open_error(path, e, true))?;
+    // DuckDB's shared lock is held from here: no other process writes the file
+    let trusted = witness.as_ref().is_some_and(|w| w.is_current(cache.as_deref(), &conn));
     migrations::check_current(&conn).with_context(|| format!("{}: checking the schema", path.display()))?;
-    views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
+    if !trusted {
+        views::check_current(&conn).with_context(|| format!("{}: checking the views", path.display()))?;
+    }
     sealed::refuse_unsealed(&conn, path)?;
     plan_settings(&conn)?;
     crate::rules::udf::register_all(&conn)?;
+    if let Some(w) = witness.filter(|_| !trusted) {
+        w.record(cache.as_deref(), &conn, false);
+    }
     Ok(conn)
 }
 
@@ -467,9 +502,19 @@ fn plan_settings(conn: &Connection) -> Result<()> {
 /// macros re-created because another client had changed or dropped them
 /// ([`views::register`]).
 pub fn prepare(conn: &Connection) -> Result<Vec<String>> {
+    prepare_with(conn, false)
+}
+
+/// [`prepare`]; with `trusted` (the file's fingerprint is the one recorded after its
+/// catalogue was last checked, [`verified`]) the views and macros are not scanned, unless
+/// a migration ran.
+fn prepare_with(conn: &Connection, trusted: bool) -> Result<Vec<String>> {
     plan_settings(conn)?;
     let migrated = migrations::apply(conn)?;
     crate::rules::udf::register_all(conn)?;
+    if trusted && migrated.is_empty() {
+        return Ok(Vec::new());
+    }
     views::register(conn, !migrated.is_empty())
 }
 

@@ -109,6 +109,64 @@ fn changed_view_is_refused_with_what_changed_and_what_to_do() {
     );
 }
 
+/// A file whose catalogue sphragis checked has its fingerprint recorded, and the next
+/// open skips the scan ([`crate::db::verified`]); another client's change, checkpointed
+/// into the file or left in its write-ahead log, must still be found by the full check,
+/// and a refused catalogue is never recorded.
+#[test]
+fn catalogue_changed_after_a_recorded_fingerprint_is_checked_in_full() {
+    let dir = std::env::temp_dir().join(format!("sphragis-fingerprint-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.duckdb");
+    let file = crate::db::checkpoint::resolved(&path);
+    let cache = crate::db::template::cache_dir().expect("HOME or SPHRAGIS_CACHE_DIR names a cache folder");
+    // whether the file, as a DuckDB reader holds it, has the fingerprint recorded
+    let recorded = || {
+        let witness = crate::db::verified::Witness::before_open(&file).unwrap();
+        let config = duckdb::Config::default().access_mode(duckdb::AccessMode::ReadOnly).unwrap();
+        let reader = Connection::open_with_flags(&file, config).unwrap();
+        witness.is_current(Some(&cache), &reader)
+    };
+    drop(crate::db::open(&path).unwrap());
+    assert!(recorded(), "a writing command records the fingerprint of the file it checkpointed");
+    assert!(crate::db::open_read_only(&path).is_ok());
+    assert!(recorded(), "a read-only open leaves the file as it was");
+    // checkpointed into the file by the other client's close
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("create or replace view split_counts_v1 as select 'fake' as org, 999 as n")
+        .unwrap();
+    assert!(!recorded(), "the other client's checkpoint changed the headers");
+    let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+    assert!(err.contains("view split_counts_v1 in this file was changed outside sphragis"), "{err}");
+    drop(crate::db::open(&path).unwrap());
+    assert!(crate::db::open_read_only(&path).is_ok() && recorded());
+    // left in the write-ahead log (no checkpoint at the other client's close)
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "pragma disable_checkpoint_on_shutdown; create or replace view split_counts_v1 as select 'fake' as org, 9 as n",
+        )
+        .unwrap();
+    assert!(crate::db::wal_path(&path).exists(), "the change is in the write-ahead log");
+    assert!(!recorded(), "a file with a write-ahead log has no fingerprint");
+    let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+    assert!(err.contains("view split_counts_v1 in this file was changed outside sphragis"), "{err}");
+    drop(crate::db::open(&path).unwrap());
+    assert!(recorded());
+    // a writing open that refuses the file records nothing: the next open refuses it too
+    Connection::open(&path).unwrap().execute_batch("create macro list_sum(x) as 0").unwrap();
+    for _ in 0..2 {
+        let err = format!("{:#}", crate::db::open(&path).unwrap_err());
+        assert!(err.contains("holds a macro named like a DuckDB or sphragis function (list_sum)"), "{err}");
+        assert!(!recorded(), "a refused catalogue is never recorded");
+    }
+    let err = format!("{:#}", crate::db::open_read_only(&path).unwrap_err());
+    assert!(err.contains("(list_sum)"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A new sphragis file `file` in a fresh scratch folder `sphragis-<name>-<pid>` (made by
 /// `db::open` and closed): the folder and the file's path.
 fn new_file(name: &str, file: &str) -> (std::path::PathBuf, std::path::PathBuf) {
