@@ -40,7 +40,11 @@
 //!   matches neither and is not recorded.
 //! - **Stamps are the user's files.** Whoever can write the cache folder could forge one; the
 //!   fingerprint guards against other clients' changes and mistakes, as the check it
-//!   skips does, not against someone forging sphragis's own records.
+//!   skips does, not against someone forging sphragis's own records. Two deliberate
+//!   constructions are outside it too: a copy landing in the microseconds between a
+//!   writer's last checkpoint and its read of the state ([`super::checkpoint::guarded`]
+//!   reads it at once), and a write through a shared memory map to pages already dirty,
+//!   which Linux gives no new change time.
 //!
 //! With the cache off (`SPHRAGIS_CACHE_DIR=off`) nothing is recorded and every open checks
 //! in full. Recording is best effort (a read-only home, a full disk: the next open checks in
