@@ -441,7 +441,7 @@ pub(super) fn last_written(handle: &File) -> Option<[u8; 32]> {
 }
 
 /// The device and inode of the file open as `handle`.
-fn identity(handle: &File) -> Option<(u64, u64)> {
+pub(super) fn identity(handle: &File) -> Option<(u64, u64)> {
     handle.metadata().ok().map(|m| identity_of(&m))
 }
 

@@ -43,8 +43,15 @@ pub fn cache_dir() -> Option<PathBuf> {
 
 /// The template's key: the SHA-256 (hex, 64 characters) of [`crate::CODE_VERSION`],
 /// `Cargo.lock` (which pins the DuckDB library, so its storage format) and each
-/// migration's and each view or macro file's name and SQL, in registration order.
+/// migration's and each view or macro file's name and SQL, in registration order. Hashed
+/// once per process (half a megabyte; every fingerprint of [`super::verified`] uses it).
 pub fn key() -> String {
+    static KEY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    KEY.get_or_init(schema_key).clone()
+}
+
+/// [`key`], hashed.
+fn schema_key() -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     let mut part = |bytes: &[u8]| {

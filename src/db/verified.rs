@@ -50,7 +50,7 @@
 //! in full. Recording is best effort (a read-only home, a full disk: the next open checks in
 //! full); it changes how fast a file opens, never what an open accepts.
 
-use super::checkpoint::{descriptors_on, file_state, journal_of, kept_open, last_written};
+use super::checkpoint::{descriptors_on, file_state, identity, journal_of, kept_open, last_written};
 use duckdb::Connection;
 use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
@@ -217,14 +217,13 @@ pub(super) fn log_is_empty(conn: &Connection) -> bool {
 /// would drop DuckDB's lock on it ([`super::checkpoint::kept_open`]).
 fn read_stamp(stamp: &Path, database: &File) -> Option<String> {
     use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
     let mut opened =
         std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(stamp).ok()?;
-    let (meta, db) = (opened.metadata().ok()?, database.metadata().ok()?);
-    if (meta.dev(), meta.ino()) == (db.dev(), db.ino()) {
+    if identity(&opened).is_some_and(|id| Some(id) == identity(database)) {
         std::mem::forget(opened);
         return None;
     }
+    let meta = opened.metadata().ok()?;
     if !meta.is_file() || meta.len() != 64 {
         return None;
     }
