@@ -2,6 +2,8 @@
 //! suggestion rule and what a rule change moves, examples without a target, criteria
 //! computed on no information. Small inputs written here; figures worked out by hand.
 
+mod common;
+
 use duckdb::Connection;
 use sphragis::ingest::InputKind;
 use sphragis::review::load::load;
@@ -375,11 +377,10 @@ fn examples_show_the_prompt_comments_and_a_real_json_stamp() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-#[test]
-fn diff_against_another_database_file() {
-    let dir = scratch("diff-files");
-    // this file: the four examples, all rules; the other: the same examples plus a fifth,
-    // refined without the suggestion rule
+/// Two database files in `dir` for `diff --against`: `this.duckdb`, examples e1 (a
+/// suggested edit) and e4 refined as v3 with every rule; `other.duckdb`, the same
+/// examples and e5, refined as v3 without the suggestion rule.
+fn files_to_compare(dir: &Path) -> (PathBuf, PathBuf) {
     let this = dir.join("this.duckdb");
     {
         let conn = sphragis::db::open(&this).unwrap();
@@ -406,9 +407,17 @@ fn diff_against_another_database_file() {
         let rules = vec![Rule::ServiceAccount, Rule::RebaseSuccessor, Rule::Duplicate];
         refine(&conn, &RefineOptions { rules, ..opts("v3", None) }).unwrap();
     }
+    (this, other)
+}
+
+#[test]
+fn diff_against_another_database_file() {
+    let dir = scratch("diff-files");
+    let (this, other) = files_to_compare(&dir);
+    let conn = sphragis::db::open_read_only(&this).unwrap();
     // v3 here keeps e4 (e1 is a suggested edit); v3 there keeps e1, e4, e5:
     // 1 - 0 removed + 1 resurrected (e1) + 1 added (e5) = 3
-    let table = sphragis::review::diff::diff_files(&this, "v3", &other, "v3", false).unwrap();
+    let table = sphragis::review::diff::diff_files(&conn, &this, "v3", &other, "v3", false).unwrap();
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
     let all = json["rows"].as_array().unwrap().iter().find(|r| r["org"] == "(all)").unwrap().clone();
     let got: Vec<i64> = ["kept_a", "kept_b", "removed", "resurrected", "added", "dropped"]
@@ -418,12 +427,12 @@ fn diff_against_another_database_file() {
     assert_eq!(got, vec![1, 3, 0, 1, 1, 0]);
     assert_eq!(all["reconciles"], true);
     assert_eq!(json["arguments"], "'this:v3', 'other:v3'");
-    let err = sphragis::review::diff::diff_files(&this, "v3", &other, "v9", false).unwrap_err().to_string();
+    let err = sphragis::review::diff::diff_files(&conn, &this, "v3", &other, "v9", false).unwrap_err().to_string();
     assert!(err.contains("version v9 does not exist in this file"), "{err}");
     // the report views across the two files: removals (all) kept 1 -> 3, the suggested
     // edit e1 no longer removed (1 -> 0), built 2 -> 3
     let removals = sphragis::review::diff::reports_to_compare(&["removals".to_string()]).unwrap();
-    let tables = sphragis::review::diff::diff_reports_files(&this, "v3", &other, "v3", &removals).unwrap();
+    let tables = sphragis::review::diff::diff_reports_files(&conn, &this, "v3", &other, "v3", &removals).unwrap();
     let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&tables[0]).unwrap()).unwrap();
     let pair = |figure: &str| {
         let r = json["rows"]
@@ -440,8 +449,41 @@ fn diff_against_another_database_file() {
     assert_eq!(json["arguments"], "'refine_removals_v2', ['org'], 'this:v3', 'other:v3'");
     // reports over tables that are not per version cannot be compared across files
     let labels = sphragis::review::diff::reports_to_compare(&["labels".to_string()]).unwrap();
-    let err = sphragis::review::diff::diff_reports_files(&this, "v3", &other, "v3", &labels).unwrap_err().to_string();
+    let err =
+        sphragis::review::diff::diff_reports_files(&conn, &this, "v3", &other, "v3", &labels).unwrap_err().to_string();
     assert!(err.contains("report labels cannot be compared across two files"), "{err}");
+    drop(conn);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Fault kind: a database's lock released by a second open of it in one process.
+/// `diff --against` opened and closed the compared files beside the connection that held
+/// the first one (found with strace): closing any descriptor of a file releases every
+/// POSIX lock the process holds on it, DuckDB's included, so a writer could get in while
+/// diff still read. The file compared with itself (by its path, or a hard link) is now read
+/// through the one connection, and comparing with another file leaves the lock held.
+#[test]
+fn diff_against_the_same_file_keeps_the_lock() {
+    let dir = scratch("diff-same");
+    let (this, other) = files_to_compare(&dir);
+    let link = dir.join("link.duckdb");
+    std::fs::hard_link(&this, &link).unwrap();
+    let conn = sphragis::db::open_read_only(&this).unwrap();
+    assert!(!common::write_lock_is_free(&this), "DuckDB holds its lock");
+    let removals = sphragis::review::diff::reports_to_compare(&["removals".to_string()]).unwrap();
+    for against in [&this, &link, &other] {
+        let table = sphragis::review::diff::diff_files(&conn, &this, "v3", against, "v3", false).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&sphragis::report::render_json(&table).unwrap()).unwrap();
+        let all = json["rows"].as_array().unwrap().iter().find(|r| r["org"] == "(all)").unwrap().clone();
+        // v3 against itself: 1 kept on both sides, nothing moved; against the other file as above
+        let kept_b = if against == &other { 3 } else { 1 };
+        assert_eq!((all["kept_a"].as_i64(), all["kept_b"].as_i64()), (Some(1), Some(kept_b)), "{against:?}");
+        assert_eq!(all["reconciles"], true);
+        sphragis::review::diff::diff_reports_files(&conn, &this, "v3", against, "v3", &removals).unwrap();
+        assert!(!common::write_lock_is_free(&this), "diff --against {against:?} released the lock on this file");
+    }
+    drop(conn);
+    assert!(common::write_lock_is_free(&this), "the probe sees a free lock");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -57,7 +57,7 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         // one open of the file for the whole command (each open reads its catalogue)
         let conn = crate::db::open_read_only(db)?;
         let mut tables = match &args.against {
-            Some(other) => crate::review::diff::diff_reports_files(db, a, other, b, &reports)?,
+            Some(other) => crate::review::diff::diff_reports_files(&conn, db, a, other, b, &reports)?,
             None => crate::review::diff::diff_reports(&conn, a, b, &reports)?,
         };
         if with_checks {
@@ -67,9 +67,10 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         let context = crate::report::ExportContext::of(&conn, db, options)?;
         return super::report::print_or_write(&tables, format, args.out.as_deref(), &context);
     }
+    let conn = crate::db::open_read_only(db)?;
     let table = match &args.against {
-        Some(other) => crate::review::diff::diff_files(db, a, other, b, args.examples)?,
-        None => crate::review::diff::diff(&crate::db::open_read_only(db)?, a, b, args.examples)?,
+        Some(other) => crate::review::diff::diff_files(&conn, db, a, other, b, args.examples)?,
+        None => crate::review::diff::diff(&conn, a, b, args.examples)?,
     };
     super::out!("{}", crate::report::render(&table, format)?)?;
     Ok(())

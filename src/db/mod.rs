@@ -19,7 +19,6 @@ pub mod views;
 
 use anyhow::{Context, Result, bail};
 use duckdb::{AccessMode, Config, Connection};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// Appends one line to the database's command log `sph_log` (command, detail, time):
@@ -66,6 +65,11 @@ const DUCKDB_MAGIC: &[u8; 4] = b"DUCK";
 
 /// Refuses an existing file that is not a DuckDB database (a CSV or JSON file named by
 /// mistake would otherwise be opened by DuckDB's file readers and nothing kept).
+///
+/// The header is read through the descriptor the process keeps for the file
+/// ([`checkpoint::kept_open`]), never one opened and closed here: when this process
+/// already holds the file (`diff --against` the file itself, or a link to it), closing
+/// another descriptor of it would release DuckDB's lock on it.
 fn check_database_file(path: &Path) -> Result<()> {
     if !path.exists() {
         return Ok(());
@@ -74,8 +78,8 @@ fn check_database_file(path: &Path) -> Result<()> {
         bail!("{}: not a file", path.display());
     }
     let mut head = [0u8; 12];
-    let mut file = std::fs::File::open(path).with_context(|| format!("{}: cannot open", path.display()))?;
-    let n = file.read(&mut head)?;
+    let (file, _) = checkpoint::kept_open(&checkpoint::resolved(path))?;
+    let n = read_at_most(&file, &mut head)?;
     if n == 0 {
         return Ok(()); // an empty file becomes a new database
     }
@@ -83,6 +87,21 @@ fn check_database_file(path: &Path) -> Result<()> {
         bail!("{}: not a DuckDB database file (pass the database with --db, not an input file)", path.display());
     }
     Ok(())
+}
+
+/// Reads from offset 0 of `file` until `buf` is full or the file ends; returns the bytes read.
+fn read_at_most(file: &std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
 }
 
 /// Opens (creating if needed) the database at `path`, or an in-memory database for
@@ -348,6 +367,32 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
         w.record(cache.as_deref(), &conn, false);
     }
     Ok(conn)
+}
+
+/// Opens the database file `path` read-only as [`open_read_only`] does, while this process
+/// holds the database file `held` open: `None` when `path` is `held` itself (the same
+/// device and inode: the same path, a link or another name of it), for the caller to read
+/// it through the connection it holds. Closing a second descriptor of `held` would release
+/// every POSIX lock the process holds on it, DuckDB's included, and let a writer in while
+/// the caller still reads; so a connection found on `held` after its open (a link
+/// retargeted meanwhile) is never closed, and `None` is returned for it too.
+///
+/// Errors: as [`open_read_only`]; `held` cannot be opened.
+pub fn open_read_only_beside(path: &Path, held: &Path) -> Result<Option<Connection>> {
+    use std::os::unix::fs::MetadataExt;
+    let (handle, _) = checkpoint::kept_open(&checkpoint::resolved(held))?;
+    let held_id = checkpoint::identity(&handle);
+    if std::fs::metadata(path).is_ok_and(|m| Some((m.dev(), m.ino())) == held_id) {
+        return Ok(None);
+    }
+    let before = checkpoint::descriptors_on(&handle);
+    let conn = open_read_only(path)?;
+    if checkpoint::descriptors_on(&handle) > before {
+        // DuckDB opened `held` again under `path`: left open until the process ends
+        std::mem::forget(conn);
+        return Ok(None);
+    }
+    Ok(Some(conn))
 }
 
 /// Opens an existing database read-only for ad-hoc SQL (`sphragis sql`): as

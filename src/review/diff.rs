@@ -124,17 +124,25 @@ pub const NOT_ACROSS_FILES: &[(&str, &str)] = &[
     ("labels", "reads the loaded label items, which are not per version"),
 ];
 
-/// Compares version `a` of the database file `this` with version `b` of the file `other`
-/// (same example ids across files are the same example). Both files are checked to have
-/// this sphragis's schema and are read only; their versions, verdicts, comments and splits
-/// are copied into a scratch in-memory database as `this:<a>` and `other:<b>`, where
-/// [`diff`] runs. The stamp's query therefore names those prefixed versions: a stock
-/// client reproduces it after the same copy, not on either file alone.
+/// Compares version `a` of the database file `this` (open as `this_conn`, read-only) with
+/// version `b` of the file `other` (same example ids across files are the same example).
+/// `other` is checked to have this sphragis's schema and is read only; both versions'
+/// verdicts, comments and splits are copied into a scratch in-memory database as
+/// `this:<a>` and `other:<b>`, where [`diff`] runs. The stamp's query therefore names
+/// those prefixed versions: a stock client reproduces it after the same copy, not on
+/// either file alone.
 ///
 /// Errors: a file that is missing or not a sphragis database of this schema; a version
 /// missing from its file; a SQL failure.
-pub fn diff_files(this: &Path, a: &str, other: &Path, b: &str, per_example: bool) -> Result<ReportTable> {
-    let scratch = scratch_of(this, a, other, b)?;
+pub fn diff_files(
+    this_conn: &Connection,
+    this: &Path,
+    a: &str,
+    other: &Path,
+    b: &str,
+    per_example: bool,
+) -> Result<ReportTable> {
+    let scratch = scratch_of(this_conn, this, a, other, b)?;
     let mut table = diff(&scratch, &format!("this:{a}"), &format!("other:{b}"), per_example)?;
     table.about =
         format!("{}; this:{a} = {a} of {}, other:{b} = {b} of {}", table.about, this.display(), other.display());
@@ -145,6 +153,7 @@ pub fn diff_files(this: &Path, a: &str, other: &Path, b: &str, per_example: bool
 ///
 /// Errors: as [`diff_files`]; a report in [`NOT_ACROSS_FILES`] (named with the reason).
 pub fn diff_reports_files(
+    this_conn: &Connection,
     this: &Path,
     a: &str,
     other: &Path,
@@ -154,7 +163,7 @@ pub fn diff_reports_files(
     if let Some((name, why)) = NOT_ACROSS_FILES.iter().find(|(n, _)| reports.iter().any(|r| r.name == *n)) {
         bail!("report {name} cannot be compared across two files: it {why}; leave it out of --reports");
     }
-    let scratch = scratch_of(this, a, other, b)?;
+    let scratch = scratch_of(this_conn, this, a, other, b)?;
     let mut tables = diff_reports(&scratch, &format!("this:{a}"), &format!("other:{b}"), reports)?;
     for table in &mut tables {
         table.about =
@@ -163,35 +172,42 @@ pub fn diff_reports_files(
     Ok(tables)
 }
 
-/// A scratch in-memory database holding version `a` of `this` as `this:<a>` and version
-/// `b` of `other` as `other:<b>` (corpus_versions without base version, refine_examples,
-/// refine_comments, review_splits).
-fn scratch_of(this: &Path, a: &str, other: &Path, b: &str) -> Result<crate::db::Database> {
+/// A scratch in-memory database holding version `a` of `this` (read through `this_conn`)
+/// as `this:<a>` and version `b` of `other` as `other:<b>` (corpus_versions without base
+/// version, refine_examples, refine_comments, review_splits), copied as Arrow record
+/// batches from connections that were checked at their open. `other` is opened read-only
+/// beside `this_conn` ([`crate::db::open_read_only_beside`]); when it is `this` itself (a
+/// link or another name of it) it is read through `this_conn`: a second open and close of
+/// the file would release the lock `this_conn` holds on it.
+fn scratch_of(this_conn: &Connection, this: &Path, a: &str, other: &Path, b: &str) -> Result<crate::db::Database> {
     let scratch = crate::db::open(Path::new(":memory:"))?;
-    for (alias, path, version, prefix) in [("sph_this", this, a, "this"), ("sph_other", other, b, "other")] {
-        // the same checks a read-only open makes (schema and views are this binary's)
-        drop(crate::db::open_read_only(path)?);
-        let text = path.to_str().with_context(|| format!("{}: the path is not UTF-8", path.display()))?;
-        scratch.execute_batch(&format!("attach {} as {alias} (type duckdb, read_only)", sql_literal(text)))?;
-        let known: i64 = scratch.query_row(
-            &format!("select count(*) from {alias}.corpus_versions where version = ?"),
-            [version],
-            |r| r.get(0),
-        )?;
+    let other_conn = crate::db::open_read_only_beside(other, this)?;
+    let sources = [(this_conn, this, a, "this"), (other_conn.as_ref().unwrap_or(this_conn), other, b, "other")];
+    for (source, path, version, prefix) in sources {
+        let known: i64 =
+            source.query_row("select count(*) from corpus_versions where version = ?", [version], |r| r.get(0))?;
         if known == 0 {
             bail!("{}: version {version} does not exist in this file", path.display());
         }
-        let renamed = |table: &str, extra: &str| {
-            format!(
-                "insert into {table} select * replace ({} || version as version{extra}) from {alias}.{table} where version = ?",
+        for (table, extra) in [
+            ("corpus_versions", ", null::varchar as base_version"),
+            ("refine_examples", ""),
+            ("refine_comments", ""),
+            ("review_splits", ""),
+        ] {
+            let sql = format!(
+                "select * replace ({} || version as version{extra}) from {table} where version = ?",
                 sql_literal(&format!("{prefix}:"))
-            )
-        };
-        scratch.execute(&renamed("corpus_versions", ", null::varchar as base_version"), [version])?;
-        scratch.execute(&renamed("refine_examples", ""), [version])?;
-        scratch.execute(&renamed("refine_comments", ""), [version])?;
-        scratch.execute(&renamed("review_splits", ""), [version])?;
-        scratch.execute_batch(&format!("detach {alias}"))?;
+            );
+            let mut rows = source.prepare(&sql)?;
+            let mut appender = scratch.appender(table)?;
+            for batch in rows.query_arrow([version])? {
+                appender.append_record_batch(batch)?;
+            }
+            appender
+                .flush()
+                .with_context(|| format!("copying {table} of {} into the scratch database", path.display()))?;
+        }
     }
     Ok(scratch)
 }
