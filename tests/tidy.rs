@@ -43,7 +43,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(stamp)",
         "a fingerprint sphragis recorded in its cache folder",
     ),
-    ("src/db/mod.rs", "std::fs::File::open(path)", "the database file's header, to refuse a non-DuckDB file"),
     (
         "src/review/freeze.rs",
         "std::fs::read_to_string(path)",
