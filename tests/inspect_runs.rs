@@ -75,6 +75,13 @@ fn archive(members: &[(&str, Value)]) -> Vec<u8> {
     w.finish().unwrap().into_inner()
 }
 
+/// The member `name` of `calc.eval`, parsed.
+fn calc_member(name: &str) -> Value {
+    let bytes = std::fs::read(sample("calc.eval")).unwrap();
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    serde_json::from_reader(zip.by_name(name).unwrap()).unwrap()
+}
+
 fn epochs_log() -> Value {
     serde_json::from_str(&std::fs::read_to_string(sample("calc_epochs.json")).unwrap()).unwrap()
 }
@@ -204,13 +211,18 @@ fn sample_errors_and_limits() {
 #[test]
 fn refusals_name_file_and_field() {
     let d = dir("bad");
-    let member = |name: &str| -> Value {
-        let bytes = std::fs::read(sample("calc.eval")).unwrap();
-        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
-        serde_json::from_reader(zip.by_name(name).unwrap()).unwrap()
-    };
-    let header = member("header.json");
-    let one = member("samples/calc__add-1_epoch_1.json");
+    let header = calc_member("header.json");
+    let one = calc_member("samples/calc__add-1_epoch_1.json");
+    // a header field of the wrong type, named in its member
+    let mut odd = header.clone();
+    odd["results"]["completed_samples"] = json!(-1);
+    let e =
+        refused(&d, "odd.eval", &archive(&[("samples/calc__add-1_epoch_1.json", one.clone()), ("header.json", odd)]));
+    assert!(e.contains("odd.eval/header.json: field `results.completed_samples`: invalid value: -1"), "{e}");
+    let mut log = epochs_log();
+    log["status"] = json!(3);
+    let e = refused(&d, "odd.json", &serde_json::to_vec(&log).unwrap());
+    assert!(e.contains("odd.json: field `status`: invalid type"), "{e}");
     // no header.json: a run still being written
     let e = refused(
         &d,
@@ -254,5 +266,58 @@ fn refusals_name_file_and_field() {
     let e = format!("{:#}", load_run(&conn, &spec("calc", None), &[sample("calc_epochs.json")]).unwrap_err());
     assert!(e.contains("epochs after the first go to run calc@epoch2") && e.contains("model \"other\""), "{e}");
     assert_eq!(rows(&conn, "select run from eval_run_specs order by 1"), [["base"], ["calc@epoch2"]]);
+    std::fs::remove_dir_all(d).unwrap();
+}
+
+/// Fault kind: an unfinished run loaded as if whole. Inspect writes its log however the
+/// run ends, and only `status` `success` says every sample ran: a `cancelled` log (here 1
+/// of 2 samples completed, the archive holding that one) or an `error` log (the run raised)
+/// holds the samples finished before it stopped, and every figure of the run is of part of
+/// its dataset. Both load, their headers are kept per run (both epochs' runs of the `.json`
+/// log), and check `run_log_unfinished` fails them; the finished `calc.eval` passes.
+#[test]
+fn unfinished_run_log_fails_run_log_unfinished() {
+    let d = dir("unfinished");
+    let mut header = calc_member("header.json");
+    header["status"] = json!("cancelled");
+    header["results"]["completed_samples"] = json!(1);
+    let cancelled = d.join("cancelled.eval");
+    let one = calc_member("samples/calc__add-1_epoch_1.json");
+    std::fs::write(&cancelled, archive(&[("samples/calc__add-1_epoch_1.json", one), ("header.json", header)])).unwrap();
+    let mut log = epochs_log();
+    log["status"] = json!("error");
+    log["error"] = json!({"message": "RuntimeError: sandbox exited", "traceback": "Traceback ..."});
+    let raised = d.join("raised.json");
+    std::fs::write(&raised, serde_json::to_vec(&log).unwrap()).unwrap();
+    let conn = fresh();
+    load_run(&conn, &spec("cut", None), &[cancelled]).unwrap();
+    load_run(&conn, &spec("raised", None), &[raised]).unwrap();
+    load_run(&conn, &spec("whole", None), &[sample("calc.eval")]).unwrap();
+    assert_eq!(
+        rows(
+            &conn,
+            "select run, status, dataset_samples, epochs, total_samples, completed_samples, error_message \
+             from eval_log_headers order by run"
+        ),
+        [
+            ["cut", "cancelled", "2", "1", "2", "1", ""],
+            ["raised", "error", "2", "2", "2", "2", "RuntimeError: sandbox exited"],
+            ["raised@epoch2", "error", "2", "2", "2", "2", "RuntimeError: sandbox exited"],
+            ["whole", "success", "2", "1", "2", "2", ""],
+        ]
+    );
+    assert_eq!(
+        rows(
+            &conn,
+            "select scope, status, tested, failing, detail from check_findings_v1 \
+             where check_name = 'run_log_unfinished' order by scope"
+        ),
+        [
+            ["run=cut", "fail", "1", "1", "cancelled: 1 of 2 samples completed"],
+            ["run=raised", "fail", "1", "1", "error: 2 of 2 samples completed (RuntimeError: sandbox exited)"],
+            ["run=raised@epoch2", "fail", "1", "1", "error: 2 of 2 samples completed (RuntimeError: sandbox exited)"],
+            ["run=whole", "pass", "1", "0", ""],
+        ]
+    );
     std::fs::remove_dir_all(d).unwrap();
 }

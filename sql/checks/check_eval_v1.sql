@@ -34,6 +34,11 @@
 --     reports (not run: none has two);
 --   pair_attrition (warn; share > 0.1): of the instances graded by either run of a pair, those
 --     graded by only one (eval_pairs_v2): the comparison is on the shared instances only.
+--   run_log_unfinished (error; failing > 0): Inspect logs of the run whose header does not say
+--     status 'success' (eval_log_headers): a 'cancelled' or 'error' log holds only the samples
+--     that finished before the run stopped, so every figure of the run is of part of its
+--     dataset; of the run's Inspect logs (not run: the run has none; only an Inspect log states
+--     whether its run finished).
 -- Columns: the check columns (check_findings_at_v1).
 with runs as (
     select *, replace(run, '''', '''''') as q, run_status = 'counts_only' as counts_only from eval_runs_v3
@@ -62,6 +67,19 @@ flakes as (
 cover as (
     select run, count(*) filter (where in_run_report <> has_trajectory) as uncovered
     from eval_instances_v2
+    group by run
+),
+logs as (
+    select
+        run,
+        count(*) as logs,
+        count(*) filter (where status is distinct from 'success') as unfinished,
+        string_agg(
+            format('{}: {} of {} samples completed{}', coalesce(status, 'no status'),
+                   coalesce(completed_samples::varchar, '?'), coalesce(total_samples::varchar, '?'),
+                   coalesce(' (' || error_message || ')', '')),
+            '; ' order by file_id) filter (where status is distinct from 'success') as detail
+    from eval_log_headers
     group by run
 ),
 pairs as (
@@ -164,6 +182,13 @@ checks as (
            verdict_text,
            format('select * from eval_pair_instances_v2 where run_a = ''{}'' and run_b = ''{}'' and not shared', qa, qb)
     from pairs
+    union all
+    select 'run_log_unfinished', 'error', 'run=' || r.run, l.logs::bigint, l.unfinished::bigint, 'failing > 0', null,
+           case when l.run is null then 'the run has no Inspect log (only an Inspect log states whether its run finished)' end,
+           l.detail,
+           format('select * from eval_log_headers where run = ''{}''', r.q)
+    from runs as r
+    left join logs as l on l.run = r.run
 ),
 absent as (
     select name, severity, 'corpus', null::bigint, null::bigint, error_if, warn_if,
@@ -177,7 +202,8 @@ absent as (
                  ('continued_run', 'info', null, 'failing > 0'),
                  ('populations_differ', 'info', null, 'failing > 0'),
                  ('grader_flakes', 'error', 'failing > 0', null),
-                 ('pair_attrition', 'warn', null, 'share > 0.1')) as c(name, severity, error_if, warn_if)
+                 ('pair_attrition', 'warn', null, 'share > 0.1'),
+                 ('run_log_unfinished', 'error', 'failing > 0', null)) as c(name, severity, error_if, warn_if)
     where not exists (select 1 from eval_run_specs)
 ),
 lone as (

@@ -490,6 +490,7 @@ pub const CHECKS: &[CheckInfo] = checks![
     "populations_differ", "eval", "check_eval_v1", "runs whose run report and trajectories cover different instances";
     "grader_flakes", "eval", "check_eval_v1", "instances the evaluator graded twice with different verdicts";
     "pair_attrition", "eval", "check_eval_v1", "instances graded by only one run of a compared pair";
+    "run_log_unfinished", "eval", "check_eval_v1", "Inspect logs of the run that say it was cancelled or raised";
 ];
 
 /// The areas a check belongs to.

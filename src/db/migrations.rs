@@ -168,6 +168,12 @@ pub const MIGRATIONS: &[Migration] = &[
         file: "0024_review_without_keys.sql",
         sql: include_str!("../../migrations/0024_review_without_keys.sql"),
     },
+    Migration {
+        version: 25,
+        description: "eval_log_headers",
+        file: "0025_eval_log_headers.sql",
+        sql: include_str!("../../migrations/0025_eval_log_headers.sql"),
+    },
 ];
 
 /// Lowercase hex SHA-256 of `sql` after CRLF → LF.

@@ -173,8 +173,8 @@ enum Rows {
     /// A file read for what it says of another (AutoCodeRover's `meta.json` and
     /// `extract_status.json`): recorded in the ingest log, no row of its own.
     Companion,
-    /// A trajectory file's rows.
-    Trajectories(Vec<TrajectoryRow>),
+    /// A trajectory file's rows, and what an Inspect log says of its run as a whole.
+    Trajectories(Vec<TrajectoryRow>, Option<crate::sft::formats::inspect::LogHeader>),
 }
 
 /// One `eval_trajectories` row (and its declared outcome).
@@ -247,7 +247,7 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
                     Some(task) => prepare_acr(spec, path, crate::ingest::json::utf8_document(path, &bytes)?, task)?,
                     None => prepare(spec, path, &bytes)?,
                 };
-                if let Rows::Trajectories(rows) = &read {
+                if let Rows::Trajectories(rows, _) = &read {
                     check_epoch_runs(conn, spec, path, rows)?;
                 }
                 (file, read)
@@ -255,7 +255,7 @@ pub fn load_run(conn: &Connection, spec: &RunSpec, paths: &[PathBuf]) -> Result<
         };
         let same_bytes_here =
             ingest::earlier_load(conn, InputKind::Run, &file.sha256, &absolute.to_string_lossy())?.is_some();
-        if let (Rows::Trajectories(rows), false) = (&read, same_bytes_here) {
+        if let (Rows::Trajectories(rows, _), false) = (&read, same_bytes_here) {
             for (row, t) in rows.iter().enumerate() {
                 let field = format!("[{row}]");
                 if let Some((other, first)) = seen.insert((t.run.clone(), t.instance_id.clone()), (path.clone(), row)) {
@@ -303,17 +303,22 @@ fn prepare(spec: &RunSpec, path: &Path, bytes: &[u8]) -> Result<Rows> {
     Ok(match files::read_bytes(path, bytes)? {
         RunFile::Trajectories(read) => Rows::Trajectories(
             read.into_iter().map(|(t, rec)| trajectory_row(spec, t, rec.exit_status, rec.length_finishes)).collect(),
+            None,
         ),
-        RunFile::Inspect(log) => Rows::Trajectories(
-            super::inspect::run_samples(path, &spec.name, log)?
-                .into_iter()
-                .map(|s| TrajectoryRow {
-                    run: s.run,
-                    outcome: s.outcome,
-                    ..trajectory_row(spec, s.trajectory, s.exit_status, 0)
-                })
-                .collect(),
-        ),
+        RunFile::Inspect(log) => {
+            let header = log.header.clone();
+            Rows::Trajectories(
+                super::inspect::run_samples(path, &spec.name, log)?
+                    .into_iter()
+                    .map(|s| TrajectoryRow {
+                        run: s.run,
+                        outcome: s.outcome,
+                        ..trajectory_row(spec, s.trajectory, s.exit_status, 0)
+                    })
+                    .collect(),
+                header,
+            )
+        }
         other => Rows::Outcomes(other),
     })
 }
@@ -449,7 +454,7 @@ fn prepare_acr(spec: &RunSpec, path: &Path, text: &str, task: &AcrTask) -> Resul
         return Ok(Rows::Outcomes(files::instance_report(path, report)?));
     }
     let t = acr::read_conversation(path, text, &task.instance_id)?;
-    Ok(Rows::Trajectories(vec![trajectory_row(spec, t, task.exit_status.clone(), 0)]))
+    Ok(Rows::Trajectories(vec![trajectory_row(spec, t, task.exit_status.clone(), 0)], None))
 }
 
 fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Rows) -> Result<i64> {
@@ -457,9 +462,28 @@ fn store(conn: &Connection, spec: &RunSpec, file_id: i32, path: &Path, read: Row
     let read = match read {
         Rows::Outcomes(read) => read,
         Rows::Companion => return Ok(0),
-        Rows::Trajectories(rows) => {
+        Rows::Trajectories(rows, header) => {
             // an Inspect log's later epochs: runs of their own, with this load's spec
             let runs: std::collections::BTreeSet<&str> = rows.iter().map(|t| t.run.as_str()).collect();
+            if let Some(h) = &header {
+                // the log's header judges each run its samples went to, and the load's
+                for each in runs.iter().copied().chain(std::iter::once(run)).collect::<std::collections::BTreeSet<_>>()
+                {
+                    conn.execute(
+                        "insert into eval_log_headers values (?, ?, ?, ?, ?, ?, ?, ?)",
+                        params![
+                            each,
+                            file_id,
+                            h.status,
+                            h.dataset_samples,
+                            h.epochs,
+                            h.total_samples,
+                            h.completed_samples,
+                            h.error
+                        ],
+                    )?;
+                }
+            }
             for other in runs.into_iter().filter(|r| *r != run) {
                 conn.execute(
                     "insert into eval_run_specs (run, model, harness, continues, runaway_n) values (?, ?, ?, ?, ?) \

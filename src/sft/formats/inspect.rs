@@ -119,6 +119,59 @@ pub struct LogRead {
     /// Whether the log is finished: a `.json` log always is; an archive when it holds
     /// `header.json` (a run still being written has only `_journal/start.json`).
     pub finished: bool,
+    /// What the log says of its run as a whole ([`log_header`]); `None` for an archive
+    /// without `header.json`.
+    pub header: Option<LogHeader>,
+}
+
+/// What an Inspect log says of its run as a whole: the archive's `header.json`, or the top
+/// level of a `.json` log (inspect_ai's `EvalLog` without its samples). A log is written
+/// however the run ends: only `status` `success` says every sample ran; a `cancelled`
+/// (interrupted) or `error` (the run raised) log holds the samples finished before.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LogHeader {
+    /// `status`: `started`, `success`, `cancelled` or `error`, as written; `None` when absent.
+    pub status: Option<String>,
+    /// `eval.dataset.samples`: the dataset's size.
+    pub dataset_samples: Option<i64>,
+    /// `eval.config.epochs`.
+    pub epochs: Option<i64>,
+    /// `results.total_samples`: the samples the run was to run, epochs included.
+    pub total_samples: Option<i64>,
+    /// `results.completed_samples`.
+    pub completed_samples: Option<i64>,
+    /// `error.message`: why a run with status `error` stopped.
+    pub error: Option<String>,
+}
+
+/// The [`LogHeader`] of the Inspect log document `v` read from `path` (the archive member
+/// `run.eval/header.json`, or the `.json` log). Absent fields and nulls are `None`.
+///
+/// Errors, naming the field: `status` or `error.message` not a string; `eval.dataset.samples`,
+/// `eval.config.epochs`, `results.total_samples` or `results.completed_samples` not an
+/// integer of 0 or more.
+pub fn log_header(path: &Path, v: &Value) -> Result<LogHeader> {
+    let loc = Loc::file(path);
+    let at = |keys: &[&str]| keys.iter().try_fold(v, |cur, k| cur.get(k)).filter(|x| !x.is_null());
+    let text = |keys: &[&str]| match at(keys) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(loc.err(&keys.join("."), format!("invalid type: {}, expected a string", kind(other)))),
+    };
+    let count = |keys: &[&str]| match at(keys) {
+        None => Ok(None),
+        Some(x) => x.as_u64().and_then(|n| i64::try_from(n).ok()).map(Some).ok_or_else(|| {
+            loc.err(&keys.join("."), format!("invalid value: {x}, expected a count (an integer of 0 or more)"))
+        }),
+    };
+    Ok(LogHeader {
+        status: text(&["status"])?,
+        dataset_samples: count(&["eval", "dataset", "samples"])?,
+        epochs: count(&["eval", "config", "epochs"])?,
+        total_samples: count(&["results", "total_samples"])?,
+        completed_samples: count(&["results", "completed_samples"])?,
+        error: text(&["error", "message"])?,
+    })
 }
 
 /// A sample `id`: a string, or an integer written as its digits.
@@ -412,8 +465,9 @@ pub fn read_log(path: &Path, v: &Value) -> Result<Vec<Trajectory>> {
 }
 
 /// The samples of an Inspect `.json` log `v` ([`is_log`]), one per sample in order.
-/// Errors: no `samples` (a log written with `log_samples` off), or a sample refused at
-/// its field (`samples[2].messages[3].role`).
+/// Errors: no `samples` (a log written with `log_samples` off), a sample refused at its
+/// field (`samples[2].messages[3].role`), or a header field of the wrong type
+/// ([`log_header`]).
 pub fn read_log_samples(path: &Path, v: &Value) -> Result<LogRead> {
     let loc = Loc::file(path);
     let samples = match v.get("samples") {
@@ -423,9 +477,10 @@ pub fn read_log_samples(path: &Path, v: &Value) -> Result<LogRead> {
         }
         Some(other) => return Err(loc.err("samples", format!("invalid type: {}, expected an array", kind(other)))),
     };
+    let header = log_header(path, v)?;
     let samples: Result<Vec<_>> =
         samples.iter().enumerate().map(|(i, s)| sample(path, &format!("samples[{i}]"), s)).collect();
-    Ok(LogRead { samples: samples?, finished: true })
+    Ok(LogRead { samples: samples?, finished: true, header: Some(header) })
 }
 
 /// Reads member `index` of `zip` as UTF-8 text. Errors name `label` (the member as a
@@ -458,16 +513,18 @@ pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
 
 /// The samples of an Inspect `.eval` archive (`bytes`, read once by the input layer),
 /// one per `samples/*.json` member in the archive's order; whether it holds
-/// `header.json` ([`LogRead::finished`]; the header is not read).
+/// `header.json` ([`LogRead::finished`]) and what that says of the run ([`log_header`]).
 ///
 /// Errors: not a zip the `zip` crate reads; no sample member (a log written with
-/// `log_samples` off, or before any sample finished); a member that is not UTF-8 JSON
-/// or a sample refused at its field — each named as `run.eval/samples/<member>`.
+/// `log_samples` off, or before any sample finished); a member that is not UTF-8 JSON,
+/// a sample refused at its field or a header field of the wrong type ([`log_header`]) —
+/// each named as `run.eval/<member>`.
 pub fn read_eval_samples(path: &Path, bytes: &[u8]) -> Result<LogRead> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| InputError::at(path, None, None, format!("not a readable .eval archive (zip): {e}")))?;
     let label = |member: &str| PathBuf::from(format!("{}/{member}", path.display()));
     let mut finished = false;
+    let mut header = None;
     let mut samples = Vec::new();
     for index in 0..zip.len() {
         let name = match zip.name_for_index(index) {
@@ -475,7 +532,14 @@ pub fn read_eval_samples(path: &Path, bytes: &[u8]) -> Result<LogRead> {
             Some(Err(e)) => return Err(InputError::at(path, None, None, format!("cannot unzip: {e}")).into()),
             None => continue,
         };
-        finished |= name == "header.json";
+        if name == "header.json" {
+            finished = true;
+            let at = label(&name);
+            let text = member_text(&mut zip, index, &at)?;
+            let (value, _) = member_json(&text, &at)?;
+            header = Some(log_header(&at, &value)?);
+            continue;
+        }
         if !(name.starts_with("samples/") && name.ends_with(".json")) {
             continue;
         }
@@ -504,5 +568,5 @@ pub fn read_eval_samples(path: &Path, bytes: &[u8]) -> Result<LogRead> {
             occurrences: a.occurrences,
         }));
     }
-    Ok(LogRead { samples: out, finished })
+    Ok(LogRead { samples: out, finished, header })
 }
