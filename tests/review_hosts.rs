@@ -452,6 +452,15 @@ fn diff_against_another_database_file() {
     let err =
         sphragis::review::diff::diff_reports_files(&conn, &this, "v3", &other, "v3", &labels).unwrap_err().to_string();
     assert!(err.contains("report labels cannot be compared across two files"), "{err}");
+    // `--reports all` across two files leaves those out and says which (it failed on
+    // reconciliation, which the user never named: found by a fresh tester)
+    let all = sphragis::review::diff::reports_to_compare(&[]).unwrap();
+    let (kept, left) = sphragis::review::diff::across_files(all.clone());
+    let left_names: Vec<&str> = left.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(left_names, ["reconciliation", "criteria", "labels"]);
+    assert_eq!(kept.len(), all.len() - 3);
+    let tables = sphragis::review::diff::diff_reports_files(&conn, &this, "v3", &other, "v3", &kept).unwrap();
+    assert_eq!(tables.len(), kept.len());
     drop(conn);
     std::fs::remove_dir_all(dir).unwrap();
 }

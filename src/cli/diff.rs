@@ -17,8 +17,9 @@ pub struct Args {
     pub examples: bool,
     /// Compare report views instead: per version-scoped report (`all`, or names such as
     /// `removals,fences`), the figures that differ, old and new side by side, from the
-    /// table macro report_diff_at_v1 keyed on the view's grain key. `all` (or
-    /// `check-changes`) adds the checks whose status or figures changed between the last
+    /// table macro report_diff_at_v1 keyed on the view's grain key (with --against, `all`
+    /// leaves out the reports that cannot be compared across two files, and says so). `all`
+    /// (or `check-changes`) adds the checks whose status or figures changed between the last
     /// two recorded `sphragis check` runs of this database (check_changes_v1).
     #[arg(long, value_name = "REPORT,...", value_delimiter = ',', num_args = 0..)]
     pub reports: Option<Vec<String>>,
@@ -49,11 +50,19 @@ pub fn run(db: &Path, args: Args) -> Result<(), CliError> {
         let all = names.is_empty() || names.iter().any(|n| n == "all");
         let with_checks = all || names.iter().any(|n| n == CHECK_CHANGES);
         let others: Vec<String> = names.iter().filter(|n| *n != CHECK_CHANGES).cloned().collect();
-        let reports = if others.is_empty() && !all {
+        let mut reports = if others.is_empty() && !all {
             Vec::new()
         } else {
             crate::review::diff::reports_to_compare(&others).map_err(|error| CliError { error, exit_code: 2 })?
         };
+        if all && args.against.is_some() {
+            // `all` across two files: the reports that cannot be compared so are left out, said
+            let left;
+            (reports, left) = crate::review::diff::across_files(reports);
+            if !left.is_empty() {
+                eprintln!("note: --reports all across two files leaves out {}", left.join("; "));
+            }
+        }
         // one open of the file for the whole command (each open reads its catalogue)
         let conn = crate::db::open_read_only(db)?;
         let mut tables = match &args.against {

@@ -182,11 +182,18 @@ pub fn checksum(sql: &str) -> String {
 }
 
 /// Checks, without changing anything, that every migration this binary has is applied
-/// unchanged and none other is. Errors say what differs.
+/// unchanged and none other is. Errors say what differs, or that the file holds no
+/// sphragis schema at all.
 pub fn check_current(conn: &Connection) -> Result<()> {
-    let mut stmt = conn
-        .prepare("select version, sha256 from sph_migrations order by version")
-        .context("no sphragis schema in this file")?;
+    let recorded: i64 = conn.query_row(
+        "select count(*) from duckdb_tables() where table_name = 'sph_migrations' and database_name = current_database()",
+        [],
+        |r| r.get(0),
+    )?;
+    if recorded == 0 {
+        bail!("not a sphragis database: it holds no sph_migrations table (a DuckDB file another tool made?)");
+    }
+    let mut stmt = conn.prepare("select version, sha256 from sph_migrations order by version")?;
     let applied: Vec<(i32, String)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
     let expected: Vec<(i32, String)> = MIGRATIONS.iter().map(|m| (m.version, checksum(m.sql))).collect();

@@ -345,6 +345,12 @@ pub fn open_journaled<T>(path: &Path, open: impl Fn() -> Result<T, duckdb::Error
 /// or to move that content).
 pub fn open_read_only(path: &Path) -> Result<Connection> {
     if !path.is_file() {
+        if path.exists() {
+            bail!(
+                "{}: not a database file (a database is a regular file; this is a folder or special file)",
+                path.display()
+            );
+        }
         bail!("{}: no such database file (create one with `sphragis init` or `sphragis load`)", path.display());
     }
     check_database_file(path)?;
@@ -374,14 +380,20 @@ pub fn open_read_only(path: &Path) -> Result<Connection> {
 /// device and inode: the same path, a link or another name of it), for the caller to read
 /// it through the connection it holds. Closing a second descriptor of `held` would release
 /// every POSIX lock the process holds on it, DuckDB's included, and let a writer in while
-/// the caller still reads; so a connection found on `held` after its open (a link
-/// retargeted meanwhile) is never closed, and `None` is returned for it too.
+/// the caller still reads; so `path`'s links are resolved once, before it is compared with
+/// `held`, and a connection found on `held` after its open is never closed (`None` is
+/// returned for it too). What remains: DuckDB opens and closes the path before it locks
+/// it, so a file renamed over the resolved path in that instant, if it is `held` (a hard
+/// link to it), releases the lock (docs/reliability.md).
 ///
 /// Errors: as [`open_read_only`]; `held` cannot be opened.
 pub fn open_read_only_beside(path: &Path, held: &Path) -> Result<Option<Connection>> {
     use std::os::unix::fs::MetadataExt;
     let (handle, _) = checkpoint::kept_open(&checkpoint::resolved(held))?;
     let held_id = checkpoint::identity(&handle);
+    // links resolved once: a link retargeted from here on does not change the file opened
+    // (DuckDB opens and closes the path to read its magic bytes before it locks it)
+    let path = &checkpoint::resolved(path);
     if std::fs::metadata(path).is_ok_and(|m| Some((m.dev(), m.ino())) == held_id) {
         return Ok(None);
     }
@@ -566,6 +578,22 @@ fn prepare_with(conn: &Connection, trusted: bool) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Found by a fresh tester: a folder given as a database was "no such database file",
+    /// and a DuckDB file of another tool gave DuckDB's catalog error ("Did you mean ...").
+    #[test]
+    fn a_folder_or_another_tools_file_is_named_for_what_it_is() {
+        let dir = std::env::temp_dir().join(format!("sphragis-db-named-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let err = format!("{:#}", open_read_only(&dir).unwrap_err());
+        assert!(err.contains("not a database file (a database is a regular file"), "{err}");
+        let other = dir.join("other.duckdb");
+        Connection::open(&other).unwrap().execute_batch("create table t (x integer)").unwrap();
+        let err = format!("{:#}", open_read_only(&other).unwrap_err());
+        assert!(err.contains("not a sphragis database: it holds no sph_migrations table"), "{err}");
+        assert!(!err.contains("Did you mean"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn lock_conflict_names_the_holder() {

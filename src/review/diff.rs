@@ -124,6 +124,18 @@ pub const NOT_ACROSS_FILES: &[(&str, &str)] = &[
     ("labels", "reads the loaded label items, which are not per version"),
 ];
 
+/// `reports` without the ones [`NOT_ACROSS_FILES`] lists, and those left out, each as
+/// `name (why)`: what `diff --reports all --against FILE` compares.
+pub fn across_files(mut reports: Vec<&'static Report>) -> (Vec<&'static Report>, Vec<String>) {
+    let left = NOT_ACROSS_FILES
+        .iter()
+        .filter(|(name, _)| reports.iter().any(|r| r.name == *name))
+        .map(|(name, why)| format!("{name} ({why})"))
+        .collect();
+    reports.retain(|r| !NOT_ACROSS_FILES.iter().any(|(name, _)| r.name == *name));
+    (reports, left)
+}
+
 /// Compares version `a` of the database file `this` (open as `this_conn`, read-only) with
 /// version `b` of the file `other` (same example ids across files are the same example).
 /// `other` is checked to have this sphragis's schema and is read only; both versions'
