@@ -311,13 +311,7 @@ fn print_table(
         outln!("drill-downs (the rows behind each failure and warning):")?;
         for f in gating {
             if let Some(q) = &f.drill_down {
-                outln!(
-                    "  {} [{}]: sphragis --db {} sql \"{}\"",
-                    f.check_name,
-                    f.scope,
-                    db.display(),
-                    q.replace('"', "\\\"")
-                )?;
+                outln!("  {} [{}]: {}", f.check_name, f.scope, drill_down_command(db, q))?;
             }
         }
     }
@@ -333,4 +327,42 @@ fn print_table(
         }
     )?;
     Ok(())
+}
+
+/// The shell command that lists a drill-down's rows: `sphragis --db DB sql QUERY`, the
+/// database path and the query quoted for a POSIX shell (single quotes where needed), so a
+/// name in the query holding `$(...)`, backquotes or quotes is text, never run, in a shell
+/// the line is pasted into. A NUL byte, which no shell word can hold, is shown as `\0`.
+fn drill_down_command(db: &Path, query: &str) -> String {
+    let quote = |word: &str| {
+        let word = word.replace('\0', "\\0");
+        shlex::try_quote(&word).map(|q| q.into_owned()).unwrap_or(word)
+    };
+    format!("sphragis --db {} sql {}", quote(&db.to_string_lossy()), quote(query))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fault kind: a printed command that runs what a name holds. The drill-down of a run
+    /// named `x"$(id)"` was printed inside double quotes with `"` escaped, and a shell the
+    /// line was pasted into ran `id` (found by a fresh tester). The words are now quoted
+    /// for the shell: `sh` reads them back as exactly the path and the query.
+    #[test]
+    fn drill_down_command_quotes_what_a_shell_would_run() {
+        let db = Path::new("runs $(x).duckdb");
+        let query = "select * from eval_log_headers where run = 'x\"$(id)\"`id`' and 'o''b' <> '\\'";
+        let line = drill_down_command(db, query);
+        let prefix = "sphragis --db ";
+        assert!(line.starts_with(prefix), "{line}");
+        // the shell's own reading of the words: printf prints each between brackets
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("printf '[%s]' {}", &line[prefix.len()..]))
+            .output()
+            .unwrap();
+        let printed = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(printed, format!("[{}][sql][{query}]", db.display()));
+    }
 }
