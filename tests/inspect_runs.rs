@@ -223,6 +223,53 @@ fn refusals_name_file_and_field() {
     log["status"] = json!(3);
     let e = refused(&d, "odd.json", &serde_json::to_vec(&log).unwrap());
     assert!(e.contains("odd.json: field `status`: invalid type"), "{e}");
+    // found by a fresh tester: a header twice (the last one won: a cancelled run passed),
+    // a count written NaN or Infinity (kept as "not stated"), a header that is no object, an
+    // error that is a string (its message dropped), zero epochs
+    let cancelled = json!({"status": "cancelled", "results": {"total_samples": 2, "completed_samples": 1}});
+    // the zip crate writes no name twice: the second header is renamed in the bytes (the
+    // names in the local and central headers; the checksums are of the contents)
+    let bytes = archive(&[
+        ("samples/calc__add-1_epoch_1.json", one.clone()),
+        ("header.json", cancelled),
+        ("header.jsoX", header.clone()),
+    ]);
+    let mut twice = bytes.clone();
+    let at: Vec<usize> = bytes.windows(11).enumerate().filter(|(_, w)| *w == b"header.jsoX").map(|(i, _)| i).collect();
+    assert_eq!(at.len(), 2, "the name in the local and the central header");
+    for i in at {
+        twice[i + 10] = b'n';
+    }
+    let e = refused(&d, "twice.eval", &twice);
+    assert!(e.contains("twice.eval: the archive holds two members of one name"), "{e}");
+    let text = header.to_string().replace("\"total_samples\":2", "\"total_samples\":NaN");
+    assert!(text.contains("NaN"), "{text}");
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    w.start_file("samples/calc__add-1_epoch_1.json", zip::write::SimpleFileOptions::default()).unwrap();
+    w.write_all(one.to_string().as_bytes()).unwrap();
+    w.start_file("header.json", zip::write::SimpleFileOptions::default()).unwrap();
+    w.write_all(text.as_bytes()).unwrap();
+    let e = refused(&d, "nan.eval", &w.finish().unwrap().into_inner());
+    assert!(e.contains("nan.eval/header.json: field `results.total_samples`: invalid value: NaN"), "{e}");
+    let text = serde_json::to_string(&epochs_log())
+        .unwrap()
+        .replace("\"completed_samples\":2", "\"completed_samples\":Infinity");
+    let e = refused(&d, "inf.json", text.as_bytes());
+    assert!(e.contains("inf.json: field `results.completed_samples`: invalid value: Infinity"), "{e}");
+    let e = refused(
+        &d,
+        "list.eval",
+        &archive(&[("samples/calc__add-1_epoch_1.json", one.clone()), ("header.json", json!([1, 2]))]),
+    );
+    assert!(e.contains("list.eval/header.json: invalid type: an array, expected an object"), "{e}");
+    let mut log = epochs_log();
+    log["error"] = json!("sandbox died");
+    let e = refused(&d, "said.json", &serde_json::to_vec(&log).unwrap());
+    assert!(e.contains("said.json: field `error`: invalid type: a string"), "{e}");
+    let mut log = epochs_log();
+    log["eval"]["config"]["epochs"] = json!(0);
+    let e = refused(&d, "none.json", &serde_json::to_vec(&log).unwrap());
+    assert!(e.contains("none.json: field `eval.config.epochs`: invalid value: 0"), "{e}");
     // no header.json: a run still being written
     let e = refused(
         &d,

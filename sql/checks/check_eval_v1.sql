@@ -75,7 +75,8 @@ logs as (
         count(*) as logs,
         count(*) filter (where status is distinct from 'success') as unfinished,
         string_agg(
-            format('{}: {} of {} samples completed{}', coalesce(status, 'no status'),
+            format('{}: {} of {} samples completed{}',
+                   case when status is null then 'no status' when status = '' then 'empty status' else status end,
                    coalesce(completed_samples::varchar, '?'), coalesce(total_samples::varchar, '?'),
                    coalesce(' (' || error_message || ')', '')),
             '; ' order by file_id) filter (where status is distinct from 'success') as detail

@@ -147,11 +147,19 @@ pub struct LogHeader {
 /// The [`LogHeader`] of the Inspect log document `v` read from `path` (the archive member
 /// `run.eval/header.json`, or the `.json` log). Absent fields and nulls are `None`.
 ///
-/// Errors, naming the field: `status` or `error.message` not a string; `eval.dataset.samples`,
-/// `eval.config.epochs`, `results.total_samples` or `results.completed_samples` not an
-/// integer of 0 or more.
+/// Errors, naming the field: the header not an object; `status` or `error.message` not a
+/// string, `error` not an object; `eval.dataset.samples`, `results.total_samples` or
+/// `results.completed_samples` not an integer of 0 or more, `eval.config.epochs` not one of
+/// 1 or more. A count written `NaN` or `Infinity` (read as null under the anomaly policy) is
+/// refused by [`refuse_replaced_counts`].
 pub fn log_header(path: &Path, v: &Value) -> Result<LogHeader> {
     let loc = Loc::file(path);
+    if !v.is_object() {
+        return Err(loc.err("", format!("invalid type: {}, expected an object (the log's header)", kind(v))));
+    }
+    if let Some(error) = v.get("error").filter(|e| !e.is_null() && !e.is_object()) {
+        return Err(loc.err("error", format!("invalid type: {}, expected an object with a message", kind(error))));
+    }
     let at = |keys: &[&str]| keys.iter().try_fold(v, |cur, k| cur.get(k)).filter(|x| !x.is_null());
     let text = |keys: &[&str]| match at(keys) {
         None => Ok(None),
@@ -164,10 +172,17 @@ pub fn log_header(path: &Path, v: &Value) -> Result<LogHeader> {
             loc.err(&keys.join("."), format!("invalid value: {x}, expected a count (an integer of 0 or more)"))
         }),
     };
+    let epochs = count(&["eval", "config", "epochs"])?;
+    if epochs == Some(0) {
+        return Err(loc.err(
+            "eval.config.epochs",
+            "invalid value: 0, expected 1 or more (Inspect runs every sample once per epoch)",
+        ));
+    }
     Ok(LogHeader {
         status: text(&["status"])?,
         dataset_samples: count(&["eval", "dataset", "samples"])?,
-        epochs: count(&["eval", "config", "epochs"])?,
+        epochs,
         total_samples: count(&["results", "total_samples"])?,
         completed_samples: count(&["results", "completed_samples"])?,
         error: text(&["error", "message"])?,
@@ -453,6 +468,23 @@ fn sample(file: &Path, prefix: &str, v: &Value) -> Result<SampleRead> {
     s.read(file, prefix)
 }
 
+/// The header fields [`log_header`] reads as counts, as anomaly paths.
+const HEADER_COUNTS: [&str; 4] =
+    ["eval.dataset.samples", "eval.config.epochs", "results.total_samples", "results.completed_samples"];
+
+/// Refuses a header count that the anomaly policy replaced (`NaN`, `Infinity`: strict JSON
+/// has neither, and the parse reads them as null), named at its field, instead of keeping it
+/// as "not stated". `anomalies` are those of the document the header was read from.
+///
+/// Errors: such a count.
+pub fn refuse_replaced_counts(path: &Path, anomalies: &[Anomaly]) -> Result<()> {
+    match anomalies.iter().find(|a| a.document == 0 && HEADER_COUNTS.contains(&a.path.as_str())) {
+        Some(a) => Err(Loc::file(path)
+            .err(&a.path, format!("invalid value: {}, expected a count (an integer of 0 or more)", a.detail))),
+        None => Ok(()),
+    }
+}
+
 /// The trajectories of a log read whole.
 fn trajectories(log: LogRead) -> Vec<Trajectory> {
     log.samples.into_iter().map(|s| s.trajectory).collect()
@@ -518,10 +550,22 @@ pub fn read_eval_archive(path: &Path, bytes: &[u8]) -> Result<Vec<Trajectory>> {
 /// Errors: not a zip the `zip` crate reads; no sample member (a log written with
 /// `log_samples` off, or before any sample finished); a member that is not UTF-8 JSON,
 /// a sample refused at its field or a header field of the wrong type ([`log_header`]) —
-/// each named as `run.eval/<member>`.
+/// each named as `run.eval/<member>`; an archive holding two members of one name.
 pub fn read_eval_samples(path: &Path, bytes: &[u8]) -> Result<LogRead> {
     let mut zip = zip::ZipArchive::new(Cursor::new(bytes))
         .map_err(|e| InputError::at(path, None, None, format!("not a readable .eval archive (zip): {e}")))?;
+    if zip.has_duplicate_names() {
+        // the zip crate keeps the last member of a name: which copy the writer meant (a
+        // header saying cancelled, then one saying success) is unknowable
+        return Err(InputError::at(
+            path,
+            None,
+            None,
+            "the archive holds two members of one name (its central directory repeats a name): which one the \
+             log means is unknowable",
+        )
+        .into());
+    }
     let label = |member: &str| PathBuf::from(format!("{}/{member}", path.display()));
     let mut finished = false;
     let mut header = None;
@@ -533,10 +577,11 @@ pub fn read_eval_samples(path: &Path, bytes: &[u8]) -> Result<LogRead> {
             None => continue,
         };
         if name == "header.json" {
-            finished = true;
             let at = label(&name);
+            finished = true;
             let text = member_text(&mut zip, index, &at)?;
-            let (value, _) = member_json(&text, &at)?;
+            let (value, anomalies) = member_json(&text, &at)?;
+            refuse_replaced_counts(&at, &anomalies)?;
             header = Some(log_header(&at, &value)?);
             continue;
         }

@@ -347,6 +347,7 @@ pub fn read_inspect_log(path: &Path, text: &str) -> Result<Option<inspect::LogRe
     let scanned = anomaly::scan(text);
     match serde_json::from_str::<Value>(&scanned.text) {
         Ok(v) if inspect::is_log(&v) => {
+            inspect::refuse_replaced_counts(path, &scanned.anomalies)?;
             let read = inspect::read_log_samples(path, &v)?;
             record_anomalies(&scanned.anomalies, false);
             Ok(Some(read))
