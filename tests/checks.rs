@@ -620,3 +620,92 @@ fn check_list_names_every_check() {
         assert!(text.contains(c.name), "{}", c.name);
     }
 }
+
+/// The verdict view's rows, as a report table ordered by every column, on `conn`.
+fn verdict_rows(conn: &duckdb::Connection) -> Vec<Vec<sphragis::report::Cell>> {
+    sphragis::report::query(conn, "select * from check_findings_v1 order by all", &[]).unwrap().rows
+}
+
+/// A review database (refined v3), the SFT audit samples and the evaluation runs: each
+/// area's checks with rows that pass, warn, fail and are not run.
+fn databases_of_every_area() -> Vec<sphragis::db::Database> {
+    let review = memory();
+    load_review(&review, &["orgs.json", "openstack.jsonl", "labels.jsonl"]);
+    refine_v3(&review);
+    let sft = memory();
+    load_audit(&sft);
+    vec![review, sft, runs_db(), memory()]
+}
+
+/// Issue 29: `check` and `report all` compute the verdict view's parts on worker
+/// connections and run the view over them (src/check/parts.rs). The rows must be the
+/// view's own, run alone with nothing computed beforehand, on databases of every area.
+#[test]
+fn verdict_in_parts_is_the_view_run_alone() {
+    for conn in databases_of_every_area() {
+        let alone = verdict_rows(&conn);
+        assert!(alone.len() > 40, "{} rows", alone.len());
+        let shadows = check::parts::in_parallel(&conn).unwrap();
+        assert_eq!(shadows.names(), check::parts::PARTS, "every part computed");
+        assert_eq!(verdict_rows(&conn), alone);
+        drop(shadows);
+        // the report, computed among the other reports, and check's own reading
+        let checks = sphragis::report::find("checks").unwrap();
+        let inputs = sphragis::report::find("inputs").unwrap();
+        let many = sphragis::report::run_many(&conn, &[inputs, checks], None, |_| None).unwrap();
+        assert_eq!(many[1].rows, alone);
+        assert_eq!(many[0].rows, sphragis::report::run(&conn, inputs, None).unwrap().rows);
+        assert_eq!(many[1].stamp.as_ref().unwrap().query, "select * from check_findings_v1 order by all");
+        let judged: Vec<(String, String, String)> =
+            findings(&conn).into_iter().map(|f| (f.check_name, f.scope, f.status.as_str().to_string())).collect();
+        let mut stmt = conn
+            .prepare("select check_name, scope, status from check_findings_v1 order by area, check_name, scope")
+            .unwrap();
+        let plain: Vec<(String, String, String)> =
+            stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+        assert_eq!(judged, plain);
+    }
+}
+
+/// The parts stand for their views inside the verdict view: rows kept under a part's name
+/// are what the view reads (so the speed-up is real — DuckDB resolves a temporary table
+/// before the file's view, inside views and macros); dropped, the view reads its own again.
+/// A part that failed is left to the view.
+#[test]
+fn parts_shadow_their_views_inside_the_verdict_view() {
+    let conn = runs_db();
+    let area_count = |area: &str| -> i64 {
+        conn.query_row("select count(*) from check_findings_v1 where area = ?", [area], |r| r.get(0)).unwrap()
+    };
+    let (eval, ingest) = (area_count("eval"), area_count("ingest"));
+    assert!(eval > 10 && ingest > 0, "{eval} eval rows, {ingest} ingest rows");
+    // the evaluation checks' rows kept under the ingest checks' name: counted twice
+    let rows = check::parts::compute(&conn, "check_eval_v1").unwrap();
+    let shadows = check::parts::shadow(&conn, vec![("check_ingest_v1", Ok(rows))]);
+    assert_eq!(shadows.names(), ["check_ingest_v1"]);
+    assert_eq!((area_count("eval"), area_count("ingest")), (2 * eval, 0));
+    drop(shadows);
+    assert_eq!((area_count("eval"), area_count("ingest")), (eval, ingest));
+    let failed = check::parts::shadow(&conn, vec![("check_ingest_v1", Err(anyhow::anyhow!("a part that failed")))]);
+    assert!(failed.names().is_empty());
+    assert_eq!((area_count("eval"), area_count("ingest")), (eval, ingest));
+}
+
+/// The parts are the views the verdict macro unions (bar the truncation macro, which takes
+/// the training length): a check view added to the union and not here would be planned by
+/// the union again, silently slower.
+#[test]
+fn parts_are_the_views_the_verdict_unions() {
+    let sql = include_str!("../sql/checks/check_findings_at_v1.sql");
+    let unioned: Vec<&str> = sql
+        .lines()
+        .filter_map(|l| l.trim().trim_start_matches("union all ").strip_prefix("select * from "))
+        .map(|rest| rest.split(['(', ' ']).next().unwrap())
+        .filter(|name| !name.ends_with("_at_v1"))
+        .collect();
+    let mut parts = check::parts::PARTS.to_vec();
+    parts.sort();
+    let mut unioned_sorted = unioned.clone();
+    unioned_sorted.sort();
+    assert_eq!(unioned_sorted, parts, "{unioned:?}");
+}

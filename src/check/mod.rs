@@ -6,7 +6,8 @@
 //! verdicts by the table macro `check_findings_at_v1(max_length, side)`; any DuckDB client
 //! reads `check_findings_v1`. This module reads those rows ([`findings`]), applies a
 //! `checks.toml` to the same figures ([`config`]), compares them with a baseline
-//! ([`baseline`]), records every result ([`record`]) and writes JUnit XML ([`junit`]). It
+//! ([`baseline`]), records every result ([`record`]) and writes JUnit XML ([`junit`]); the
+//! union's parts are computed side by side before it runs ([`parts`]: the same rows). It
 //! computes no figure itself: `tested` and `failing` come only from the views, so a
 //! recorded result can be re-derived from its drill-down query.
 //!
@@ -19,6 +20,7 @@
 pub mod baseline;
 pub mod config;
 pub mod junit;
+pub mod parts;
 pub mod record;
 
 use anyhow::{Context, Result, bail};
@@ -344,6 +346,8 @@ pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding
     // planned once (crate::db::run_into_temp): the union of every check view is most of
     // what `check` costs on a small database, and a prepared statement is planned twice
     const ROWS: &str = "sphragis_findings";
+    // its eight parts computed side by side first, on worker connections (parts.rs)
+    let shadows = parts::in_parallel(conn)?;
     crate::db::run_into_temp(
         conn,
         ROWS,
@@ -354,6 +358,7 @@ pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding
             crate::table::sql_literal(truncation.side)
         ),
     )?;
+    drop(shadows);
     let found = read_findings(conn, ROWS);
     crate::db::drop_temp(conn, ROWS)?;
     found

@@ -48,9 +48,10 @@ pub fn record(conn: &Connection, findings: &[Finding], opts: &RunOptions) -> Res
             ],
             |r| r.get(0),
         )?;
-        let mut insert = conn.prepare("insert into check_results values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")?;
+        // an appender: a prepared insert is planned again at each execute (some 200 a run)
+        let mut insert = conn.appender("check_results")?;
         for f in findings {
-            insert.execute(params![
+            insert.append_row(params![
                 run_id,
                 f.check_name,
                 f.area,
@@ -66,6 +67,7 @@ pub fn record(conn: &Connection, findings: &[Finding], opts: &RunOptions) -> Res
                 f.drill_down,
             ])?;
         }
+        insert.flush()?;
         Ok(run_id)
     })
 }

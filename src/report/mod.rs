@@ -114,11 +114,12 @@ pub fn run(conn: &Connection, report: &Report, version: Option<&str>) -> Result<
 }
 
 /// Runs each of `reports` as [`run_with`] does (with `arguments_of(report)`) and returns
-/// their tables in the order given. The reports run on up to as many threads as the
-/// machine has cores (at most 4), each on its own connection to the same database
-/// (`try_clone`): a report over a small corpus is mostly DuckDB binding and planning its
-/// view, which is single-threaded. The rows and stamps are those of running the reports
-/// one after another.
+/// their tables in the order given. The reports run on worker connections
+/// ([`crate::db::on_workers`]): a report over a small corpus is mostly DuckDB binding and
+/// planning its view, which is single-threaded. The verdict view (`check_findings_v1`)
+/// runs on `conn` after its parts were computed among the other reports
+/// ([`crate::check::parts`]). The rows and stamps are those of running the reports one
+/// after another.
 ///
 /// Errors: the first report that fails, as [`run_with`]; a connection that cannot be
 /// cloned.
@@ -128,32 +129,38 @@ pub fn run_many<'a>(
     version: Option<&str>,
     arguments_of: impl Fn(&Report) -> Option<&'a Arguments> + Sync,
 ) -> Result<Vec<ReportTable>> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4).min(reports.len());
-    if workers <= 1 {
-        return reports.iter().map(|r| run_with(conn, r, version, arguments_of(r))).collect();
+    use crate::check::parts;
+    let verdict = |r: &Report| r.view == parts::VERDICT_VIEW && arguments_of(r).is_none();
+    let parts: &[&'static str] = if reports.iter().any(|r| verdict(r)) { &parts::PARTS } else { &[] };
+    let others: Vec<usize> = (0..reports.len()).filter(|&i| !verdict(reports[i])).collect();
+    enum Done {
+        Part(Result<parts::Rows>),
+        Report(Result<ReportTable>),
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let connections = (0..workers).map(|_| conn.try_clone()).collect::<duckdb::Result<Vec<_>>>()?;
-    let mut results: Vec<(usize, Result<ReportTable>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = connections
-            .into_iter()
-            .map(|worker| {
-                let (next, arguments_of) = (&next, &arguments_of);
-                scope.spawn(move || {
-                    let mut done = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(report) = reports.get(i) else { break };
-                        done.push((i, run_with(&worker, report, version, arguments_of(report))));
-                    }
-                    done
-                })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().expect("a report thread panicked")).collect()
-    });
-    results.sort_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, table)| table).collect()
+    let done = crate::db::on_workers(conn, parts.len() + others.len(), |worker, t| match parts.get(t) {
+        Some(part) => Done::Part(parts::compute(worker, part)),
+        None => {
+            let report = reports[others[t - parts.len()]];
+            Done::Report(run_with(worker, report, version, arguments_of(report)))
+        }
+    })?;
+    let mut tables: Vec<Option<Result<ReportTable>>> = reports.iter().map(|_| None).collect();
+    let mut computed = Vec::new();
+    for (t, done) in done.into_iter().enumerate() {
+        match done {
+            Done::Part(rows) => computed.push((parts[t], rows)),
+            Done::Report(table) => tables[others[t - parts.len()]] = Some(table),
+        }
+    }
+    if !parts.is_empty() {
+        let _shadows = parts::shadow(conn, computed);
+        for (table, report) in tables.iter_mut().zip(reports) {
+            if verdict(report) {
+                *table = Some(run_with(conn, report, version, None));
+            }
+        }
+    }
+    tables.into_iter().map(|t| t.expect("every report ran")).collect()
 }
 
 /// Runs `report`, optionally keeping only rows of corpus `version`, on its view or — when
