@@ -91,7 +91,7 @@ impl Config {
     /// Errors: the file cannot be read or is not UTF-8; and, naming `file:line`, TOML that
     /// does not parse, an unknown key, an unknown check name (with the known ones), a
     /// severity other than error / warn / info, a side other than right / left, a
-    /// max_length below 1, a condition that does not parse, a tolerance outside 0..1.
+    /// max_length below 1 or past 2^31 - 1 (a DuckDB INTEGER), a condition that does not parse, a tolerance outside 0..1.
     pub fn read(path: &Path) -> Result<Self> {
         // the configuration of this command, not a loaded input: its SHA-256 is recorded
         // with the run instead of in the ingest log
@@ -115,8 +115,12 @@ impl Config {
             let t = t.into_inner();
             if let Some(n) = t.max_length {
                 let value = *n.get_ref();
-                if !(1..=i64::from(u32::MAX)).contains(&value) {
+                if value < 1 {
                     bail!("{}: truncation.max_length {value}: expected a token count of 1 or more", at(n.span().start));
+                }
+                // check_findings_at_v1 takes a DuckDB INTEGER
+                if value > i64::from(i32::MAX) {
+                    bail!("{}: truncation.max_length {value}: at most {} tokens", at(n.span().start), i32::MAX);
                 }
                 config.truncation.max_length = value as u32;
             }
@@ -280,6 +284,11 @@ mod tests {
         assert!(e.starts_with("checks.toml:2: unknown field `severty`"), "{e}");
         let e = err("[truncation]\nmax_length = 0\n");
         assert_eq!(e, "checks.toml:2: truncation.max_length 0: expected a token count of 1 or more");
+        // past a DuckDB INTEGER: was DuckDB's conversion error, naming no file or line
+        let e = err("[truncation]\nmax_length = 2147483648\n");
+        assert_eq!(e, "checks.toml:2: truncation.max_length 2147483648: at most 2147483647 tokens");
+        let e = err("[truncation]\nmax_length = 9999999999999\n");
+        assert_eq!(e, "checks.toml:2: truncation.max_length 9999999999999: at most 2147483647 tokens");
         let e = err("[truncation]\nside = \"middle\"\n");
         assert_eq!(e, "checks.toml:2: truncation.side \"middle\": expected \"right\" or \"left\"");
         let e = err("[checks.contract_vocab]\ntolerance = 2.0\n");

@@ -3,7 +3,7 @@
 //! written in one transaction. `check_history_v1` and `check_latest_v1` read them.
 
 use super::{FailOn, Finding, Status};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use duckdb::{Connection, params};
 use std::collections::HashMap;
 
@@ -27,7 +27,8 @@ pub fn inputs_sha256(conn: &Connection) -> Result<String> {
 
 /// Records one run and all its `findings` in one transaction; returns the run id.
 ///
-/// Errors: the database cannot be written (nothing is recorded then).
+/// Errors: the database cannot be written or refuses a row, e.g. a result already stored
+/// under the new run's id (nothing is recorded then, and the error says so).
 pub fn record(conn: &Connection, findings: &[Finding], opts: &RunOptions) -> Result<i64> {
     let failed = findings.iter().any(|f| opts.fail_on.fails(f.status));
     let inputs = inputs_sha256(conn)?;
@@ -70,6 +71,7 @@ pub fn record(conn: &Connection, findings: &[Finding], opts: &RunOptions) -> Res
         insert.flush()?;
         Ok(run_id)
     })
+    .context("the check run was not recorded (the database is unchanged)")
 }
 
 /// The status of every check and scope in the latest recorded run, by (check, scope);
@@ -120,4 +122,37 @@ pub fn changes_table(conn: &Connection) -> Result<crate::table::ReportTable> {
         }),
         ..table
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::Truncation;
+
+    /// A run whose results cannot be written (here a result row already stored under the
+    /// next run id) failed with the appender's bare "Failed to append: Duplicate key ..."
+    /// (found by a fresh tester): the error now says the run was not recorded, and nothing
+    /// of it is.
+    #[test]
+    fn record_refused_says_the_run_was_not_recorded() {
+        let conn = crate::db::open(std::path::Path::new(":memory:")).unwrap();
+        let findings = crate::check::findings(&conn, Truncation::default()).unwrap();
+        let opts = RunOptions { config_sha256: None, options: serde_json::json!({}), fail_on: FailOn::Error };
+        assert_eq!(record(&conn, &findings, &opts).unwrap(), 1);
+        let first = &findings[0];
+        conn.execute(
+            "insert into check_results (run_id, check_name, area, severity, scope, status) values (2, ?, ?, 'info', ?, 'pass')",
+            params![first.check_name, first.area, first.scope],
+        )
+        .unwrap();
+        let err = format!("{:#}", record(&conn, &findings, &opts).unwrap_err());
+        assert!(err.starts_with("the check run was not recorded (the database is unchanged): "), "{err}");
+        assert!(err.contains("Duplicate key"), "{err}");
+        let counts: (i64, i64) = conn
+            .query_row("select (select count(*) from check_runs), (select count(*) from check_results)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        assert_eq!(counts, (1, findings.len() as i64 + 1));
+    }
 }

@@ -77,6 +77,13 @@ impl Arguments {
             }
             Ok(format!("{values:?}"))
         }
+        // the macros take DuckDB INTEGERs: a larger count would be DuckDB's binder error
+        fn fits(values: &[u32], what: &str) -> Result<()> {
+            match values.iter().find(|v| **v > i32::MAX as u32) {
+                Some(v) => bail!("{what} {v}: at most {} (the macros take a DuckDB INTEGER)", i32::MAX),
+                None => Ok(()),
+            }
+        }
         match self {
             Arguments::Weights(w) => {
                 if let Some(bad) = w.iter().find(|x| !x.is_finite() || **x < 0.0) {
@@ -89,18 +96,23 @@ impl Arguments {
                 if grad_accums.contains(&0) || step_counts.contains(&0) {
                     bail!("gradient accumulation sizes and step counts must be 1 or more");
                 }
+                fits(grad_accums, "grad-accum")?;
+                fits(step_counts, "steps")?;
                 Ok(format!("{}, {}", list(grad_accums, "grad_accum")?, list(step_counts, "steps")?))
             }
             Arguments::Truncation { max_lengths, side } => {
                 if max_lengths.contains(&0) {
                     bail!("maximum lengths must be 1 or more tokens");
                 }
+                fits(max_lengths, "max-length")?;
                 Ok(format!("{}, {}", list(max_lengths, "max-length")?, sql_literal(side.as_str())))
             }
             Arguments::Bootstrap { resamples, seed } => {
                 if *resamples == 0 {
                     bail!("resamples must be 1 or more");
                 }
+                fits(&[*resamples], "resamples")?;
+                fits(&[*seed], "seed")?;
                 Ok(format!("{resamples}, {seed}"))
             }
         }
@@ -219,6 +231,25 @@ pub fn run_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `report truncation --max-length 2147483648` gave DuckDB's binder error ("Macro
+    /// sft_truncation_at_v1() does not support the supplied arguments"): the macros take
+    /// INTEGERs (found by a fresh tester). Every count is refused at its option past 2^31 - 1.
+    #[test]
+    fn count_past_a_duckdb_integer_is_refused_at_its_option() {
+        let too_big = i32::MAX as u32 + 1;
+        let truncation = Arguments::Truncation { max_lengths: vec![8192, too_big], side: Side::Right };
+        assert_eq!(
+            truncation.to_sql().unwrap_err().to_string(),
+            "max-length 2147483648: at most 2147483647 (the macros take a DuckDB INTEGER)"
+        );
+        let budget = Arguments::Budget { grad_accums: vec![1], step_counts: vec![too_big] };
+        assert!(budget.to_sql().unwrap_err().to_string().starts_with("steps 2147483648: at most"));
+        let bootstrap = Arguments::Bootstrap { resamples: 10, seed: too_big };
+        assert!(bootstrap.to_sql().unwrap_err().to_string().starts_with("seed 2147483648: at most"));
+        let edge = Arguments::Truncation { max_lengths: vec![i32::MAX as u32], side: Side::Left };
+        assert_eq!(edge.to_sql().unwrap(), "[2147483647], 'left'");
+    }
 
     #[test]
     fn arguments_become_checked_sql_literals() {
