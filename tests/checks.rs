@@ -709,3 +709,30 @@ fn parts_are_the_views_the_verdict_unions() {
     unioned_sorted.sort();
     assert_eq!(unioned_sorted, parts, "{unioned:?}");
 }
+
+/// A check view that fails (here `check_ingest_v1`: ingest log row counts whose sum
+/// overflows) failed `check` and `report checks` with DuckDB's bare conversion error,
+/// naming no view (found by a fresh tester). Its part failed alone on its worker, so the
+/// error now names it, with the query that shows it by itself.
+#[test]
+fn failing_check_view_is_named_in_the_verdict_error() {
+    let conn = memory();
+    for i in 0..4 {
+        conn.execute(
+            "insert into ingest_log (kind, path, bytes, sha256, rows, loader_version) \
+             values ('examples', ?, 1, 'x', 9223372036854775807, 'examples/1')",
+            [format!("/in/{i}.jsonl")],
+        )
+        .unwrap();
+    }
+    let err = format!("{:#}", check::findings(&conn, Truncation::default()).unwrap_err());
+    assert!(
+        err.starts_with("the check view check_ingest_v1 failed (`select * from check_ingest_v1` shows it alone): "),
+        "{err}"
+    );
+    let checks = sphragis::report::find("checks").unwrap();
+    let err = format!("{:#}", sphragis::report::run_many(&conn, &[checks], None, |_| None).unwrap_err());
+    assert!(err.starts_with("the check view check_ingest_v1 failed"), "{err}");
+    // the view alone fails the same way: the error is DuckDB's, now with its view's name
+    assert!(conn.prepare("select * from check_ingest_v1").and_then(|mut s| s.query([]).map(|_| ())).is_err());
+}

@@ -346,9 +346,9 @@ pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding
     // planned once (crate::db::run_into_temp): the union of every check view is most of
     // what `check` costs on a small database, and a prepared statement is planned twice
     const ROWS: &str = "sphragis_findings";
-    // its eight parts computed side by side first, on worker connections (parts.rs)
+    // seven of its eight parts computed side by side first, on worker connections (parts.rs)
     let shadows = parts::in_parallel(conn)?;
-    crate::db::run_into_temp(
+    let verdict = crate::db::run_into_temp(
         conn,
         ROWS,
         &format!(
@@ -357,7 +357,10 @@ pub fn findings(conn: &Connection, truncation: Truncation) -> Result<Vec<Finding
             truncation.max_length,
             crate::table::sql_literal(truncation.side)
         ),
-    )?;
+    );
+    if let Err(e) = verdict {
+        return Err(shadows.explain(e));
+    }
     drop(shadows);
     let found = read_findings(conn, ROWS);
     crate::db::drop_temp(conn, ROWS)?;

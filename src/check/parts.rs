@@ -61,12 +61,30 @@ pub fn compute(conn: &Connection, part: &str) -> Result<Rows> {
 pub struct Shadows<'c> {
     conn: &'c Connection,
     names: Vec<&'static str>,
+    failed: Vec<&'static str>,
 }
 
 impl Shadows<'_> {
     /// The views now answered from their computed rows, in [`PARTS`] order.
     pub fn names(&self) -> &[&'static str] {
         &self.names
+    }
+
+    /// `error`, the verdict view's, naming the check views that failed alone: DuckDB's
+    /// message (a conversion error, say) names no view, and the user's next step is to run
+    /// that view by itself. `error` as it is when every part ran.
+    pub fn explain(&self, error: anyhow::Error) -> anyhow::Error {
+        match self.failed.as_slice() {
+            [] => error,
+            failed => {
+                let names = failed.join(", ");
+                error.context(format!(
+                    "the check view{} {names} failed (`select * from {}` shows it alone)",
+                    if failed.len() == 1 { "" } else { "s" },
+                    failed[0]
+                ))
+            }
+        }
     }
 }
 
@@ -82,11 +100,14 @@ impl Drop for Shadows<'_> {
 /// Keeps each computed part's rows in a temporary table of the part's name on `conn`. A
 /// part whose computation failed, or whose rows hold a column type without a plain DuckDB
 /// counterpart here (the check views return text and integers), gets no table: the view
-/// answers for it.
+/// answers for it (and a failed part is named by [`Shadows::explain`]).
 pub fn shadow<'c>(conn: &'c Connection, computed: Vec<(&'static str, Result<Rows>)>) -> Shadows<'c> {
-    let mut shadows = Shadows { conn, names: Vec::new() };
+    let mut shadows = Shadows { conn, names: Vec::new(), failed: Vec::new() };
     for (name, rows) in computed {
-        let Ok((schema, batches)) = rows else { continue };
+        let Ok((schema, batches)) = rows else {
+            shadows.failed.push(name);
+            continue;
+        };
         if keep(conn, name, &schema, batches).is_ok() {
             shadows.names.push(name);
         } else {

@@ -165,10 +165,10 @@ pub fn run_many<'a>(
         }
     }
     if !parts.is_empty() {
-        let _shadows = parts::shadow(conn, computed);
+        let shadows = parts::shadow(conn, computed);
         for (table, report) in tables.iter_mut().zip(reports) {
             if verdict(report) {
-                *table = Some(run_with(conn, report, version, None));
+                *table = Some(run_with(conn, report, version, None).map_err(|e| shadows.explain(e)));
             }
         }
     }
