@@ -91,7 +91,8 @@ impl Config {
     /// Errors: the file cannot be read or is not UTF-8; and, naming `file:line`, TOML that
     /// does not parse, an unknown key, an unknown check name (with the known ones), a
     /// severity other than error / warn / info, a side other than right / left, a
-    /// max_length below 1 or past 2^31 - 1 (a DuckDB INTEGER), a condition that does not parse, a tolerance outside 0..1.
+    /// max_length below 1 or past 2^31 - 1 (a DuckDB INTEGER), a condition that does not
+    /// parse, a tolerance outside 0..1.
     pub fn read(path: &Path) -> Result<Self> {
         // the configuration of this command, not a loaded input: its SHA-256 is recorded
         // with the run instead of in the ingest log

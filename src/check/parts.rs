@@ -19,7 +19,7 @@ use duckdb::Connection;
 use duckdb::arrow::datatypes::{DataType, SchemaRef};
 use duckdb::arrow::record_batch::RecordBatch;
 
-/// The verdict view `sphragis check` and `report findings` read.
+/// The verdict view `sphragis check` and `report checks` read.
 pub const VERDICT_VIEW: &str = "check_findings_v1";
 
 /// The check views `check_findings_at_v1` unions, the costliest first (workers take them in
