@@ -185,15 +185,22 @@ pub fn checksum(sql: &str) -> String {
 /// unchanged and none other is. Errors say what differs, or that the file holds no
 /// sphragis schema at all.
 pub fn check_current(conn: &Connection) -> Result<()> {
-    let recorded: i64 = conn.query_row(
-        "select count(*) from duckdb_tables() where table_name = 'sph_migrations' and database_name = current_database()",
-        [],
-        |r| r.get(0),
-    )?;
-    if recorded == 0 {
-        bail!("not a sphragis database: it holds no sph_migrations table (a DuckDB file another tool made?)");
-    }
-    let mut stmt = conn.prepare("select version, sha256 from sph_migrations order by version")?;
+    let mut stmt = match conn.prepare("select version, sha256 from sph_migrations order by version") {
+        Ok(stmt) => stmt,
+        // asked only when the read fails: every read-only open comes through here
+        Err(e) => {
+            let recorded: i64 = conn.query_row(
+                "select count(*) from duckdb_tables() where table_name = 'sph_migrations' \
+                 and database_name = current_database()",
+                [],
+                |r| r.get(0),
+            )?;
+            if recorded == 0 {
+                bail!("not a sphragis database: it holds no sph_migrations table (a DuckDB file another tool made?)");
+            }
+            return Err(e.into());
+        }
+    };
     let applied: Vec<(i32, String)> =
         stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<duckdb::Result<_>>()?;
     let expected: Vec<(i32, String)> = MIGRATIONS.iter().map(|m| (m.version, checksum(m.sql))).collect();
