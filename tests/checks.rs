@@ -667,6 +667,34 @@ fn verdict_in_parts_is_the_view_run_alone() {
     }
 }
 
+/// Issue 29: `report all` and `check` compute the views over empty tables that two or more
+/// of their queries read once per worker connection (src/db/empty.rs). On databases of one
+/// area (the other areas' tables empty) and an empty one, every report's table must be the
+/// report's run alone with nothing computed beforehand, and no temporary table is left.
+#[test]
+fn reports_over_empty_corpora_are_those_run_alone() {
+    let reports: Vec<&sphragis::report::Report> = sphragis::report::REPORTS.iter().collect();
+    let roots: Vec<&str> = reports.iter().map(|r| r.view).collect();
+    for conn in databases_of_every_area() {
+        let computed = sphragis::db::empty::over_empty_tables(&conn, &roots).unwrap();
+        assert!(computed.len() >= 10, "views over empty tables: {computed:?}");
+        let together = sphragis::report::run_many(&conn, &reports, None, |_| None).unwrap();
+        let mut rows = 0;
+        for (report, table) in reports.iter().zip(&together) {
+            let alone = sphragis::report::run_with(&conn, report, None, None).unwrap();
+            assert_eq!(table.columns, alone.columns, "{}", report.name);
+            assert_eq!(table.rows, alone.rows, "{}", report.name);
+            assert_eq!(table.stamp.as_ref().map(|s| &s.query), alone.stamp.as_ref().map(|s| &s.query));
+            rows += table.rows.len();
+        }
+        assert!(rows > 40, "{rows} rows");
+        let left: i64 = conn
+            .query_row("select count(*) from duckdb_tables() where database_name = 'temp'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(left, 0, "temporary tables left after report all");
+    }
+}
+
 /// The parts stand for their views inside the verdict view: rows kept under a part's name
 /// are what the view reads (so the speed-up is real — DuckDB resolves a temporary table
 /// before the file's view, inside views and macros); dropped, the view reads its own again.

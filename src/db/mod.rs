@@ -9,6 +9,7 @@
 
 pub mod catalogue;
 pub mod checkpoint;
+pub mod empty;
 pub mod migrations;
 pub mod release;
 pub mod sealed;
@@ -541,8 +542,24 @@ pub fn on_workers<T: Send>(
     count: usize,
     work: impl Fn(&Connection, usize) -> T + Sync,
 ) -> Result<Vec<T>> {
+    on_workers_reading(conn, count, &[], work)
+}
+
+/// [`on_workers`], where each connection first computes `computed`, views over empty tables
+/// ([`empty::over_empty_tables`]), into temporary tables of their names
+/// ([`empty::compute`]) that the work's queries on it then read; the tables are dropped
+/// when the connection's last task is done (from `conn` too, when the work ran on it).
+///
+/// Errors: a connection cannot be cloned.
+pub fn on_workers_reading<T: Send>(
+    conn: &Connection,
+    count: usize,
+    computed: &[&'static str],
+    work: impl Fn(&Connection, usize) -> T + Sync,
+) -> Result<Vec<T>> {
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4).min(count);
     if workers <= 1 {
+        let _computed = empty::compute(conn, computed);
         return Ok((0..count).map(|i| work(conn, i)).collect());
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
@@ -553,6 +570,7 @@ pub fn on_workers<T: Send>(
             .map(|worker| {
                 let (next, work) = (&next, &work);
                 scope.spawn(move || {
+                    let _computed = empty::compute(&worker, computed);
                     let mut done = Vec::new();
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

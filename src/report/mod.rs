@@ -130,8 +130,10 @@ pub fn run(conn: &Connection, report: &Report, version: Option<&str>) -> Result<
 /// ([`crate::db::on_workers`]): a report over a small corpus is mostly DuckDB binding and
 /// planning its view, which is single-threaded. The verdict view (`check_findings_v1`)
 /// runs on `conn` after its parts were computed among the other reports
-/// ([`crate::check::parts`]). The rows and stamps are those of running the reports one
-/// after another.
+/// ([`crate::check::parts`]). Views that two or more of the reports read and whose
+/// tables are all empty (an SFT or evaluation corpus never loaded) are computed once on
+/// each worker ([`crate::db::empty`]) instead of being planned again by every report. The
+/// rows and stamps are those of running the reports one after another.
 ///
 /// Errors: the first report that fails, as [`run_with`]; a connection that cannot be
 /// cloned.
@@ -149,13 +151,23 @@ pub fn run_many<'a>(
         Part(Result<parts::Rows>),
         Report(Result<ReportTable>),
     }
-    let done = crate::db::on_workers(conn, parts.len() + others.len(), |worker, t| match parts.get(t) {
-        Some(part) => Done::Part(parts::compute(worker, part)),
-        None => {
-            let report = reports[others[t - parts.len()]];
-            Done::Report(run_with(worker, report, version, arguments_of(report)))
-        }
-    })?;
+    let mut roots: Vec<&str> = parts.to_vec();
+    for &i in &others {
+        let report = reports[i];
+        roots.push(match (arguments_of(report), report.macro_name) {
+            (Some(_), Some(macro_name)) => macro_name,
+            _ => report.view,
+        });
+    }
+    let computed = crate::db::empty::over_empty_tables(conn, &roots)?;
+    let done =
+        crate::db::on_workers_reading(conn, parts.len() + others.len(), &computed, |worker, t| match parts.get(t) {
+            Some(part) => Done::Part(parts::compute(worker, part)),
+            None => {
+                let report = reports[others[t - parts.len()]];
+                Done::Report(run_with(worker, report, version, arguments_of(report)))
+            }
+        })?;
     let mut tables: Vec<Option<Result<ReportTable>>> = reports.iter().map(|_| None).collect();
     let mut computed = Vec::new();
     for (t, done) in done.into_iter().enumerate() {
