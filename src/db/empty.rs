@@ -2,9 +2,11 @@
 //!
 //! DuckDB binds a view's body, and the body of every view it reads, each time a query names
 //! it, and binding costs as much over empty tables as over full ones. On a review database
-//! 43 of the 58 reports of `report all` read SFT or evaluation views whose tables are
-//! empty; on an empty database the 58 took 1.45 s of planning on one connection, where
-//! they took 0.63 s after the 33 views that two or more of them read were computed once.
+//! 44 of the 58 reports of `report all` read SFT or evaluation views whose tables are
+//! empty. On an empty database, the queries of `report all` took 0.98-1.08 s on one
+//! connection, and 0.61-0.69 s when the 33 views that two or more of them read were
+//! computed first (0.20-0.23 s of it computing them); on the ×10 review database 0.81-0.89
+//! s and 0.59-0.62 s with 21 views computed (Python duckdb 2.0.0, docs/benchmarks.md).
 //!
 //! [`over_empty_tables`] picks, for the queries about to run, the views that at least two
 //! of them read (directly, or through views and macros) and whose every base table is
