@@ -589,6 +589,40 @@ pub fn on_workers_reading<T: Send>(
     Ok(results.into_iter().map(|(_, r)| r).collect())
 }
 
+/// DuckDB's row group size in rows (its default, which sphragis keeps): the unit its
+/// table scans hand to its threads.
+pub const ROW_GROUP_ROWS: i64 = 122_880;
+
+/// Statements on one connection whose scans, sorts and hash joins DuckDB splits into tasks
+/// of 2,048 rows (one vector) rather than one row group, while the value lives
+/// ([`fine_grained_tasks`]).
+pub struct FineGrainedTasks<'c>(&'c Connection);
+
+impl Drop for FineGrainedTasks<'_> {
+    fn drop(&mut self) {
+        // a reset that fails leaves the split on a connection that is about to close
+        let _ = self.0.execute_batch("pragma disable_verify_parallelism");
+    }
+}
+
+/// Makes DuckDB split the work of `conn`'s statements into tasks of 2,048 rows until the
+/// returned value is dropped.
+///
+/// Why: DuckDB hands a table scan to its threads a row group at a time, so a table of fewer
+/// than [`ROW_GROUP_ROWS`] rows (the 29,610 examples of the ×10 review benchmark) is
+/// scanned on one thread however costly the functions applied to each row. `pragma
+/// verify_parallelism` is the switch behind DuckDB's `Connection::ForceParallelism`,
+/// under which DuckDB's own test suite runs queries to show that their results do not
+/// depend on how the work is split: it changes how scans, sorts and hash joins divide
+/// their work, not what a statement computes. Over more rows than a row group the row
+/// groups already keep every core busy, and smaller tasks only add scheduling.
+///
+/// Errors: DuckDB refuses the pragma.
+pub fn fine_grained_tasks(conn: &Connection) -> Result<FineGrainedTasks<'_>> {
+    conn.execute_batch("pragma verify_parallelism")?;
+    Ok(FineGrainedTasks(conn))
+}
+
 /// Drops the temporary table `temp.main.<name>` that [`run_into_temp`] made, if it exists.
 ///
 /// Errors: DuckDB refuses the drop.

@@ -150,6 +150,14 @@ pub fn check_version_name(name: &str) -> Result<()> {
 /// ([`circle_of_bases`]), no built examples, or a SQL failure; the database is then
 /// unchanged.
 pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> {
+    refine_with(conn, opts, crate::db::ROW_GROUP_ROWS)
+}
+
+/// [`refine`], running the rule statements in 2,048-row tasks
+/// ([`crate::db::fine_grained_tasks`]) when fewer than `fine_below` examples are built:
+/// refine's rule functions then use every core on a corpus smaller than one DuckDB row
+/// group (on the ×10 review benchmark the two statements took 0.16 s instead of 0.20 s).
+fn refine_with(conn: &Connection, opts: &RefineOptions, fine_below: i64) -> Result<RefineSummary> {
     let name = &opts.version;
     check_version_name(name)?;
     if opts.base.as_deref() == Some(name.as_str()) {
@@ -219,6 +227,7 @@ pub fn refine(conn: &Connection, opts: &RefineOptions) -> Result<RefineSummary> 
     // pending, then read content through views that reach into the companion.
     crate::db::sealed::seal(conn)?;
     crate::db::sealed::with_content(conn, true, || {
+        let _tasks = if built < fine_below { Some(crate::db::fine_grained_tasks(conn)?) } else { None };
         crate::db::in_transaction(conn, || -> Result<RefineSummary> {
             conn.execute("delete from refine_comments where version = ?", [name])?;
             conn.execute("delete from refine_examples where version = ?", [name])?;
@@ -314,6 +323,72 @@ mod tests {
             assert!(err.contains("must hold a letter or digit"), "{name}: {err}");
         }
         assert!(check_version_name(".v3").is_ok() && check_version_name("v3..1").is_ok());
+    }
+
+    /// Refine runs its rule statements in 2,048-row tasks on a corpus smaller than a DuckDB
+    /// row group (`db::fine_grained_tasks`). On a corpus of several such tasks, with twins
+    /// of every example spread over all of them (the duplicate rule's window functions
+    /// partition across task boundaries), every verdict and reason must be the one the
+    /// statements give run by row group, on one thread.
+    #[test]
+    fn fine_grained_tasks_give_the_verdicts_of_row_group_tasks() {
+        use crate::ingest::InputKind;
+        let conn = Connection::open_in_memory().unwrap();
+        crate::db::prepare(&conn).unwrap();
+        let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data-samples/review");
+        crate::review::load::load(&conn, InputKind::Orgs, &samples.join("orgs.json"), None, &mut |_| {}).unwrap();
+        let lines = std::fs::read_to_string(samples.join("examples.jsonl")).unwrap();
+        let mut copies = String::new();
+        for copy in 0..400 {
+            for line in lines.lines().filter(|l| !l.trim().is_empty()) {
+                let mut example: serde_json::Value = serde_json::from_str(line).unwrap();
+                let id = format!("{}-{copy}", example["example_id"].as_str().unwrap());
+                example["example_id"] = id.into();
+                for comment in example["comments"].as_array_mut().unwrap() {
+                    let id = format!("{}-{copy}", comment["comment_id"].as_str().unwrap());
+                    comment["comment_id"] = id.into();
+                }
+                copies.push_str(&example.to_string());
+                copies.push('\n');
+            }
+        }
+        let file = std::env::temp_dir().join(format!("sphragis-fine-tasks-{}.jsonl", std::process::id()));
+        std::fs::write(&file, copies).unwrap();
+        let loaded = crate::review::load::load(&conn, InputKind::Examples, &file, None, &mut |_| {});
+        std::fs::remove_file(&file).unwrap();
+        loaded.unwrap();
+        let options = |version: &str| RefineOptions {
+            version: version.into(),
+            base: None,
+            rules: Rule::ALL.to_vec(),
+            min_target_chars: 20,
+        };
+        let split = refine_with(&conn, &options("split"), i64::MAX).unwrap();
+        let whole = refine_with(&conn, &options("whole"), 0).unwrap();
+        assert!(split.built > 3 * 2048, "{} examples", split.built);
+        assert_eq!((split.built, split.removed, split.kept), (whole.built, whole.removed, whole.kept));
+        assert!(split.removed > split.built / 2, "twins removed: {split:?}");
+        for table in ["refine_examples", "refine_comments"] {
+            let differ: i64 = conn
+                .query_row(
+                    &format!(
+                        "select count(*) from (
+                             (select * exclude (version) from {table} where version = 'split'
+                              except all select * exclude (version) from {table} where version = 'whole')
+                             union all
+                             (select * exclude (version) from {table} where version = 'whole'
+                              except all select * exclude (version) from {table} where version = 'split'))"
+                    ),
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let rows: i64 = conn
+                .query_row(&format!("select count(*) from {table} where version = 'split'"), [], |r| r.get(0))
+                .unwrap();
+            assert_eq!(differ, 0, "{table}: {differ} of {rows} rows differ");
+            assert!(rows >= split.built, "{table}: {rows} rows");
+        }
     }
 
     #[test]
