@@ -34,7 +34,6 @@
 //! registered file.
 
 use super::views::{SqlKind, VIEWS};
-use crate::table::sql_literal;
 use anyhow::Result;
 use duckdb::Connection;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -201,17 +200,21 @@ pub fn over_empty_tables(conn: &Connection, roots: &[&str]) -> Result<Vec<&'stat
     if read.is_empty() {
         return Ok(Vec::new());
     }
+    // one row per empty table: its position in `read`
+    let read: Vec<&str> = read.into_iter().collect();
     let probes: Vec<String> = read
         .iter()
-        .map(|t| format!("select {} where not exists (select 1 from main.{})", sql_literal(t), identifier(t)))
+        .enumerate()
+        .map(|(i, t)| format!("select {i} where not exists (select 1 from main.{})", identifier(t)))
         .collect();
-    let empty: HashSet<String> = {
+    let empty: HashSet<&str> = {
         let mut stmt = conn.prepare(&probes.join(" union all "))?;
-        stmt.query_map([], |r| r.get::<_, String>(0))?.collect::<duckdb::Result<_>>()?
+        let positions = stmt.query_map([], |r| r.get::<_, i64>(0))?.collect::<duckdb::Result<Vec<_>>>()?;
+        positions.into_iter().filter_map(|i| read.get(usize::try_from(i).ok()?).copied()).collect()
     };
     Ok(shared
         .into_iter()
-        .filter(|(_, base)| base.iter().all(|t| empty.contains(*t)))
+        .filter(|(_, base)| base.iter().all(|t| empty.contains(t)))
         .map(|(i, _)| VIEWS[i].name())
         .collect())
 }
