@@ -124,7 +124,7 @@ fn keep(conn: &Connection, name: &str, schema: &SchemaRef, batches: Vec<RecordBa
         let Some(ty) = duckdb_type(field.data_type()) else {
             bail!("column {} of {name}: no plain DuckDB type for {}", field.name(), field.data_type());
         };
-        columns.push(format!("\"{}\" {ty}", field.name().replace('"', "\"\"")));
+        columns.push(format!("{} {ty}", crate::db::identifier(field.name())));
     }
     conn.execute_batch(&format!("create or replace temporary table {name} ({})", columns.join(", ")))?;
     let mut appender = conn.appender_to_catalog_and_db(name, "temp", "main")?;

@@ -123,7 +123,7 @@ pub fn checkpoint_main(conn: &Connection) -> Result<()> {
     if std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) == 0 {
         return Ok(());
     }
-    guarded(conn, &name, &file, || Ok(conn.execute_batch(&format!("checkpoint \"{}\"", name.replace('"', "\"\"")))?))
+    guarded(conn, &name, &file, || Ok(conn.execute_batch(&format!("checkpoint {}", super::identifier(&name)))?))
 }
 
 /// Writes the journal: magic, the headers, then (offset, length, bytes) for each

@@ -205,7 +205,7 @@ pub fn over_empty_tables(conn: &Connection, roots: &[&str]) -> Result<Vec<&'stat
     let probes: Vec<String> = read
         .iter()
         .enumerate()
-        .map(|(i, t)| format!("select {i} where not exists (select 1 from main.{})", identifier(t)))
+        .map(|(i, t)| format!("select {i} where not exists (select 1 from main.{})", super::identifier(t)))
         .collect();
     let empty: HashSet<&str> = {
         let mut stmt = conn.prepare(&probes.join(" union all "))?;
@@ -266,20 +266,9 @@ pub fn compute<'c>(conn: &'c Connection, views: &[&'static str]) -> Computed<'c>
 /// Whether every `temp.main.<name>` of `names` holds at most [`MAX_ROWS`] rows. One query.
 fn within_bound(conn: &Connection, names: &[&str]) -> Result<bool> {
     let counts: Vec<String> =
-        names.iter().map(|n| format!("(select count(*) from temp.main.{})", identifier(n))).collect();
+        names.iter().map(|n| format!("(select count(*) from temp.main.{})", super::identifier(n))).collect();
     let most: i64 = conn.query_row(&format!("select greatest({})", counts.join(", ")), [], |r| r.get(0))?;
     Ok(most <= MAX_ROWS as i64)
-}
-
-/// `name` as a double-quoted SQL identifier.
-fn identifier(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
-
-/// The registered view or macro file named `name`.
-#[cfg(test)]
-fn file(name: &str) -> &'static super::views::ViewFile {
-    VIEWS.iter().find(|v| v.name() == name).expect("a registered view")
 }
 
 #[cfg(test)]

@@ -623,6 +623,12 @@ pub fn fine_grained_tasks(conn: &Connection) -> Result<FineGrainedTasks<'_>> {
     Ok(FineGrainedTasks(conn))
 }
 
+/// `name` as an SQL identifier: double-quoted, inner double quotes doubled (`a"b` →
+/// `"a""b"`), so any table, column, schema or view name is read as written.
+pub fn identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// Drops the temporary table `temp.main.<name>` that [`run_into_temp`] made, if it exists.
 ///
 /// Errors: DuckDB refuses the drop.

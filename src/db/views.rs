@@ -343,9 +343,8 @@ impl Catalog {
             let name: String = r.get(1)?;
             if r.get::<_, bool>(0)? {
                 let (schema, kind): (String, String) = (r.get(2)?, r.get(3)?);
-                let quoted = |id: &str| format!("\"{}\"", id.replace('"', "\"\""));
                 let table = if kind == "table_macro" { "table " } else { "" };
-                let drop = format!("drop macro {table}{}.{}", quoted(&schema), quoted(&name));
+                let drop = format!("drop macro {table}{}.{}", super::identifier(&schema), super::identifier(&name));
                 shadowing.push((name, drop));
             } else {
                 macros.insert(name.clone(), r.get(2)?);

@@ -26,6 +26,7 @@
 //! The statements here are mechanical (copy a table out, read it back); the audit's SQL
 //! stays in `sql/`.
 
+use crate::db::identifier as ident;
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use serde::{Deserialize, Serialize};
@@ -176,11 +177,6 @@ fn columns(conn: &Connection, table: &str) -> Result<Vec<ColumnType>> {
         .query_map([table], |r| Ok(ColumnType { name: r.get(0)?, r#type: r.get(1)? }))?
         .collect::<Result<Vec<_>, _>>()?;
     Ok(cols)
-}
-
-/// `"name"` with inner quotes doubled.
-fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// `'text'` with inner quotes doubled.

@@ -16,6 +16,7 @@
 use super::log::ReadFile;
 use super::walk::{Entry, Skipped, Walk};
 use super::{Input, InputError};
+pub use crate::db::identifier as ident;
 use anyhow::{Context, Result, bail};
 use duckdb::Connection;
 use duckdb::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch};
@@ -193,11 +194,6 @@ pub fn stage(path: &Path) -> Result<(ReadFile, Staged)> {
     let (bytes, sha256) = input.finish().map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
     let read = ReadFile { path: path.to_path_buf(), bytes, sha256 };
     Ok((read, Staged { _file: file, source, temp }))
-}
-
-/// `name` as an SQL identifier (double-quoted).
-pub fn ident(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 impl Staged {

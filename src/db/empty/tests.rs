@@ -1,5 +1,10 @@
 use super::*;
 
+/// The registered view or macro file named `name`.
+fn file(name: &str) -> &'static crate::db::views::ViewFile {
+    crate::db::views::find(name).expect("a registered view")
+}
+
 /// A migrated in-memory database with every view and macro registered.
 fn prepared() -> Connection {
     let conn = Connection::open_in_memory().unwrap();
