@@ -19,15 +19,30 @@ pub struct Chunking {
     pub lines: usize,
     /// Bytes of line text per chunk at most (a single longer line is a chunk of its own).
     pub bytes: usize,
+    /// Chunks per parser thread whose records may wait, parsed, for the calling thread
+    /// beyond the [`TEXT_CHUNKS_PER_THREAD`] whose text is in flight: room for the parsers
+    /// to go on while `each` is slow for a while (DuckDB compresses and writes a full row
+    /// group on the appending thread: 0.6 s in a ×100 Review4Repair load, during which
+    /// the parsers stood still). Worth it where a chunk's records are much smaller than
+    /// its text (review examples keep a few fields of each line); 0 where they are not
+    /// (token arrays).
+    pub parsed_ahead: usize,
 }
 
-/// Chunks cut but not yet handed to `each`, per parser thread: bounds the memory held in
-/// flight (chunks queued, being parsed, or parsed and waiting for an earlier one) to
-/// about `3 × threads × chunk bytes` of text plus their records.
-const CHUNKS_IN_FLIGHT_PER_THREAD: usize = 3;
+/// Chunks cut and not yet parsed (queued or being parsed), per parser thread: bounds the
+/// text held in flight to `3 × threads × chunk bytes`. Parsed chunks waiting for `each`
+/// (or for an earlier chunk) add their records, up to [`Chunking::parsed_ahead`] chunks
+/// per thread more.
+const TEXT_CHUNKS_PER_THREAD: usize = 3;
 
-/// Lines of one chunk: `(sequence number, [(line number, text)])`.
-type Chunk = (u64, Vec<(u64, String)>);
+/// The lines of one chunk in one text: `(line number, byte range in text)` each.
+struct Lines {
+    text: String,
+    lines: Vec<(u64, std::ops::Range<usize>)>,
+}
+
+/// A chunk: its sequence number and lines.
+type Chunk = (u64, Lines);
 
 /// A parsed chunk: its sequence number, its records in line order up to the first line
 /// that failed, that line's error, and the anomalies the accepted lines held.
@@ -36,6 +51,11 @@ struct Parsed<T> {
     records: Vec<T>,
     error: Option<anyhow::Error>,
     anomalies: Vec<super::anomaly::Recorded>,
+}
+
+/// The number of parser threads: one per core, 1 to 8.
+pub fn parser_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8)
 }
 
 /// Reads `reader` line by line from line number `first_line` (as
@@ -51,7 +71,8 @@ struct Parsed<T> {
 /// them; the parser threads' own collectors would be lost). Returns the number of records
 /// read.
 ///
-/// Memory: at most `3 × threads` chunks are in flight (see [`Chunking`]).
+/// Memory: the text of at most `3 × threads` chunks, and the records of at most
+/// `parsed_ahead × threads` more (see [`Chunking`]).
 ///
 /// Errors: as [`super::json::for_each_line_from`], `parse` or `each`.
 pub fn parse_lines<T: Send>(
@@ -64,58 +85,82 @@ pub fn parse_lines<T: Send>(
 ) -> Result<u64> {
     use std::sync::mpsc::{Receiver, sync_channel};
     use std::sync::{Mutex, PoisonError};
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8);
-    let in_flight = threads * CHUNKS_IN_FLIGHT_PER_THREAD;
-    let (work_tx, work_rx) = sync_channel::<Chunk>(in_flight);
+    let threads = parser_threads();
+    let text_in_flight = threads * TEXT_CHUNKS_PER_THREAD;
+    let in_flight = text_in_flight + threads * chunking.parsed_ahead;
+    // never full: at most `text_in_flight` chunks are cut and not yet parsed
+    let (work_tx, work_rx) = sync_channel::<Chunk>(text_in_flight);
     let work_rx: Mutex<Receiver<Chunk>> = Mutex::new(work_rx);
+    // never full: at most `in_flight` chunks are cut and not yet handed on
     let (done_tx, done_rx) = sync_channel::<Parsed<T>>(in_flight);
-    // a chunk is cut only with a permit, returned when `each` has had its records
+    // a chunk is cut only with a permit, returned when `each` has had its records ...
     let (permit_tx, permit_rx) = sync_channel::<()>(in_flight);
     for _ in 0..in_flight {
         permit_tx.send(()).expect("the receiver is here");
     }
+    // ... and a text permit: a buffer for the next chunk's text, handed back emptied when a
+    // parser is done with it (its pages stay mapped: a new buffer for every chunk cost as
+    // much in page faults as the copy into it)
+    let (text_permit_tx, text_permit_rx) = sync_channel::<String>(text_in_flight);
+    for _ in 0..text_in_flight {
+        text_permit_tx.send(String::new()).expect("the receiver is here");
+    }
+    // room for a chunk's text and the line that takes it past `bytes`, as a rule
+    let capacity = chunking.bytes.saturating_add(chunking.bytes / 4);
     std::thread::scope(|scope| -> Result<u64> {
         let cutter = scope.spawn(move || -> (Result<u64>, u64) {
             let mut seq = 0u64;
-            let mut lines: Vec<(u64, String)> = Vec::new();
-            let mut bytes = 0usize;
-            let mut send = |lines: Vec<(u64, String)>| -> Result<()> {
+            let mut lines = Lines { text: String::with_capacity(capacity), lines: Vec::new() };
+            // hands `lines` on and takes the next chunk's buffer in their place
+            let mut send = |lines: &mut Lines| -> Result<()> {
                 permit_rx.recv().map_err(|_| anyhow::anyhow!("the record writer stopped"))?;
-                work_tx.send((seq, lines)).map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
+                let mut text = text_permit_rx.recv().map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
+                text.reserve(capacity);
+                let full = std::mem::replace(lines, Lines { text, lines: Vec::new() });
+                work_tx.send((seq, full)).map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
                 seq += 1;
                 Ok(())
             };
             let read = super::json::for_each_line_from(path, &mut *reader, first_line, |line, text| {
-                bytes += text.len();
-                lines.push((line, text.to_owned()));
-                if lines.len() >= chunking.lines || bytes >= chunking.bytes {
-                    bytes = 0;
-                    send(std::mem::take(&mut lines))?;
+                let start = lines.text.len();
+                lines.text.push_str(text);
+                lines.lines.push((line, start..lines.text.len()));
+                if lines.lines.len() >= chunking.lines || lines.text.len() >= chunking.bytes {
+                    send(&mut lines)?;
                 }
                 Ok(())
             });
             // the lines before a failing one are parsed first: an error among them comes first
-            let sent = if lines.is_empty() { Ok(()) } else { send(lines) };
+            let sent = if lines.lines.is_empty() { Ok(()) } else { send(&mut lines) };
             (read.and_then(|records| sent.map(|()| records)), seq)
         });
         let work_rx = &work_rx;
         let parse = &parse;
         for _ in 0..threads {
             let done_tx = done_tx.clone();
+            let text_permit_tx = text_permit_tx.clone();
             scope.spawn(move || {
                 loop {
                     let next = work_rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
                     let Ok((seq, lines)) = next else { return };
                     let ((records, error), anomalies) = super::anomaly::collect(|| {
-                        let mut records = Vec::with_capacity(lines.len());
-                        for (line, text) in &lines {
-                            match parse(*line, text) {
+                        let mut records = Vec::with_capacity(lines.lines.len());
+                        for (line, range) in &lines.lines {
+                            match parse(*line, &lines.text[range.clone()]) {
                                 Ok(record) => records.push(record),
                                 Err(e) => return (records, Some(e)),
                             }
                         }
                         (records, None)
                     });
+                    // the buffer back, unless a long line grew it past twice the usual
+                    let mut text = lines.text;
+                    text.clear();
+                    if text.capacity() > 2 * capacity {
+                        text = String::new();
+                    }
+                    // the cutter may be gone (it failed, or every chunk is cut)
+                    let _ = text_permit_tx.send(text);
                     if done_tx.send(Parsed { seq, records, error, anomalies }).is_err() {
                         return;
                     }
@@ -123,6 +168,7 @@ pub fn parse_lines<T: Send>(
             });
         }
         drop(done_tx);
+        drop(text_permit_tx);
         // chunks in sequence order; the first error (a line's, or `each`'s) stops the load
         let mut waiting: std::collections::BTreeMap<u64, Parsed<T>> = std::collections::BTreeMap::new();
         let mut next = 0u64;
@@ -175,7 +221,7 @@ mod tests {
                 Path::new("n.jsonl"),
                 &mut text.as_bytes(),
                 5,
-                Chunking { lines, bytes: 1 << 20 },
+                Chunking { lines, bytes: 1 << 20, parsed_ahead: 0 },
                 |line, t| Ok((line, t.trim().parse::<u32>()?)),
                 |r| {
                     got.push(r);
@@ -187,6 +233,47 @@ mod tests {
             assert_eq!(got, want, "chunks of {lines} lines");
             assert_eq!(n, want.len() as u64);
         }
+    }
+
+    /// While `each` is held on the first record, the parsers go on until every permit is
+    /// taken: `3 × threads` chunks of text and `parsed_ahead × threads` more, and not one
+    /// chunk past that; the records then arrive in file order.
+    #[test]
+    fn parsers_run_ahead_of_a_held_writer_up_to_their_bound() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let threads = parser_threads();
+        let bound = threads * (TEXT_CHUNKS_PER_THREAD + 5);
+        let text: String = (1..=bound * 4).map(|i| format!("{i}\n")).collect();
+        let parsed = AtomicUsize::new(0);
+        let mut got = Vec::new();
+        let mut held_at = None;
+        parse_lines(
+            Path::new("n.jsonl"),
+            &mut text.as_bytes(),
+            1,
+            Chunking { lines: 1, bytes: 1 << 20, parsed_ahead: 5 },
+            |line, _| {
+                parsed.fetch_add(1, Ordering::SeqCst);
+                Ok(line)
+            },
+            |line| {
+                if line == 1 {
+                    // wait for the parsers to fill every permit (10 s at most), then give
+                    // them time to overrun it if they could
+                    let start = std::time::Instant::now();
+                    while parsed.load(Ordering::SeqCst) < bound && start.elapsed().as_secs() < 10 {
+                        std::thread::sleep(std::time::Duration::from_millis(1));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    held_at = Some(parsed.load(Ordering::SeqCst));
+                }
+                got.push(line);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert_eq!(held_at, Some(bound), "{threads} threads");
+        assert_eq!(got, (1..=bound as u64 * 4).collect::<Vec<_>>());
     }
 
     /// The first bad line in file order is the one reported, and `each` saw exactly the
@@ -201,7 +288,7 @@ mod tests {
                 Path::new("n.jsonl"),
                 &mut text.as_bytes(),
                 1,
-                Chunking { lines: 4, bytes: 1 << 20 },
+                Chunking { lines: 4, bytes: 1 << 20, parsed_ahead: 0 },
                 |line, _| if bad(line) { anyhow::bail!("line {line} is bad") } else { Ok(line) },
                 |_| {
                     seen += 1;
@@ -216,7 +303,7 @@ mod tests {
             Path::new("n.jsonl"),
             &mut text.as_bytes(),
             1,
-            Chunking { lines: 4, bytes: 1 << 20 },
+            Chunking { lines: 4, bytes: 1 << 20, parsed_ahead: 0 },
             |line, _| if bad(line) { anyhow::bail!("line {line} is bad") } else { Ok(line) },
             |line| if line == 50 { anyhow::bail!("each refused {line}") } else { Ok(()) },
         )

@@ -616,8 +616,10 @@ fn write_file(
 }
 
 /// Parsing chunks of at most 16 lines or 8 MB of line text: small enough to spread a few
-/// long views (hundreds of kB each) over the cores.
-const CHUNKING: crate::ingest::parallel::Chunking = crate::ingest::parallel::Chunking { lines: 16, bytes: 8 << 20 };
+/// long views (hundreds of kB each) over the cores. A view's arrays take about the memory
+/// its text does, so none is parsed ahead of the writer.
+const CHUNKING: crate::ingest::parallel::Chunking =
+    crate::ingest::parallel::Chunking { lines: 16, bytes: 8 << 20, parsed_ahead: 0 };
 
 /// Reads view lines from `reader` and hands each view to `each`, in file order, on the
 /// calling thread; the JSON parsing is spread over every core

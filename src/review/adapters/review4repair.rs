@@ -96,7 +96,7 @@ pub fn read(
             path,
             &mut reader,
             blank_lines + 1,
-            super::CHUNKING,
+            super::REVIEW4REPAIR_CHUNKING,
             |line, text| Ok(convert(path, org, line, "", line as i64, parse_json_ids(path, line, text, ID_FIELDS)?)?),
             sink,
         ),
@@ -107,8 +107,10 @@ pub fn read(
 /// markers, without the newline that follows `<|startfocus|>`. `None` when a marker is
 /// missing or the end comes before the start.
 pub fn focused_hunk(snippet: &str) -> Option<&str> {
-    let start = snippet.find(FOCUS_START)? + FOCUS_START.len();
-    let end = start + snippet[start..].find(FOCUS_END)?;
+    // the memchr crate's search: std's `str::find` took 1% of a ×100 load's CPU
+    let find = |text: &str, marker: &str| memchr::memmem::find(text.as_bytes(), marker.as_bytes());
+    let start = find(snippet, FOCUS_START)? + FOCUS_START.len();
+    let end = start + find(&snippet[start..], FOCUS_END)?;
     let body = &snippet[start..end];
     Some(body.strip_prefix("\r\n").or_else(|| body.strip_prefix('\n')).unwrap_or(body))
 }
