@@ -98,25 +98,23 @@ pub fn parse_lines<T: Send>(
     for _ in 0..in_flight {
         permit_tx.send(()).expect("the receiver is here");
     }
-    // ... and a text permit: a buffer for the next chunk's text, handed back emptied when a
-    // parser is done with it (its pages stay mapped: a new buffer for every chunk cost as
-    // much in page faults as the copy into it)
-    let (text_permit_tx, text_permit_rx) = sync_channel::<String>(text_in_flight);
+    // ... and a text permit, returned when a parser is done with the chunk's text
+    let (text_permit_tx, text_permit_rx) = sync_channel::<()>(text_in_flight);
     for _ in 0..text_in_flight {
-        text_permit_tx.send(String::new()).expect("the receiver is here");
+        text_permit_tx.send(()).expect("the receiver is here");
     }
     // room for a chunk's text and the line that takes it past `bytes`, as a rule
     let capacity = chunking.bytes.saturating_add(chunking.bytes / 4);
     std::thread::scope(|scope| -> Result<u64> {
         let cutter = scope.spawn(move || -> (Result<u64>, u64) {
             let mut seq = 0u64;
-            let mut lines = Lines { text: String::with_capacity(capacity), lines: Vec::new() };
-            // hands `lines` on and takes the next chunk's buffer in their place
+            let new_lines = || Lines { text: String::with_capacity(capacity), lines: Vec::new() };
+            let mut lines = new_lines();
+            // hands `lines` on and starts the next chunk in their place
             let mut send = |lines: &mut Lines| -> Result<()> {
                 permit_rx.recv().map_err(|_| anyhow::anyhow!("the record writer stopped"))?;
-                let mut text = text_permit_rx.recv().map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
-                text.reserve(capacity);
-                let full = std::mem::replace(lines, Lines { text, lines: Vec::new() });
+                text_permit_rx.recv().map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
+                let full = std::mem::replace(lines, new_lines());
                 work_tx.send((seq, full)).map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
                 seq += 1;
                 Ok(())
@@ -153,14 +151,9 @@ pub fn parse_lines<T: Send>(
                         }
                         (records, None)
                     });
-                    // the buffer back, unless a long line grew it past twice the usual
-                    let mut text = lines.text;
-                    text.clear();
-                    if text.capacity() > 2 * capacity {
-                        text = String::new();
-                    }
+                    drop(lines);
                     // the cutter may be gone (it failed, or every chunk is cut)
-                    let _ = text_permit_tx.send(text);
+                    let _ = text_permit_tx.send(());
                     if done_tx.send(Parsed { seq, records, error, anomalies }).is_err() {
                         return;
                     }
