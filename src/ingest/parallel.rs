@@ -41,13 +41,14 @@ struct Lines {
     lines: Vec<(u64, std::ops::Range<usize>)>,
 }
 
-/// A chunk: its sequence number and lines.
-type Chunk = (u64, Lines);
+/// A chunk: its sequence number, the permits it holds (see [`parse_lines`]) and its lines.
+type Chunk = (u64, usize, Lines);
 
 /// A parsed chunk: its sequence number, its records in line order up to the first line
 /// that failed, that line's error, and the anomalies the accepted lines held.
 struct Parsed<T> {
     seq: u64,
+    permits: usize,
     records: Vec<T>,
     error: Option<anyhow::Error>,
     anomalies: Vec<super::anomaly::Recorded>,
@@ -72,7 +73,8 @@ pub fn parser_threads() -> usize {
 /// read.
 ///
 /// Memory: the text of at most `3 × threads` chunks, and the records of at most
-/// `parsed_ahead × threads` more (see [`Chunking`]).
+/// `parsed_ahead × threads` more (see [`Chunking`]); a chunk of `k × bytes` of text counts
+/// as `k` chunks, so long lines do not multiply what waits.
 ///
 /// Errors: as [`super::json::for_each_line_from`], `parse` or `each`.
 pub fn parse_lines<T: Send>(
@@ -93,7 +95,9 @@ pub fn parse_lines<T: Send>(
     let work_rx: Mutex<Receiver<Chunk>> = Mutex::new(work_rx);
     // never full: at most `in_flight` chunks are cut and not yet handed on
     let (done_tx, done_rx) = sync_channel::<Parsed<T>>(in_flight);
-    // a chunk is cut only with a permit, returned when `each` has had its records ...
+    // a chunk is cut only with a permit per `bytes` of its text (one at least, all at
+    // most), returned when `each` has had its records: whatever the lines' lengths, the
+    // chunks not yet written hold about `in_flight × bytes` of text or records at most ...
     let (permit_tx, permit_rx) = sync_channel::<()>(in_flight);
     for _ in 0..in_flight {
         permit_tx.send(()).expect("the receiver is here");
@@ -112,10 +116,13 @@ pub fn parse_lines<T: Send>(
             let mut lines = new_lines();
             // hands `lines` on and starts the next chunk in their place
             let mut send = |lines: &mut Lines| -> Result<()> {
-                permit_rx.recv().map_err(|_| anyhow::anyhow!("the record writer stopped"))?;
+                let permits = (lines.text.len() / chunking.bytes.max(1)).clamp(1, in_flight);
+                for _ in 0..permits {
+                    permit_rx.recv().map_err(|_| anyhow::anyhow!("the record writer stopped"))?;
+                }
                 text_permit_rx.recv().map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
                 let full = std::mem::replace(lines, new_lines());
-                work_tx.send((seq, full)).map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
+                work_tx.send((seq, permits, full)).map_err(|_| anyhow::anyhow!("the record parsers stopped"))?;
                 seq += 1;
                 Ok(())
             };
@@ -140,7 +147,7 @@ pub fn parse_lines<T: Send>(
             scope.spawn(move || {
                 loop {
                     let next = work_rx.lock().unwrap_or_else(PoisonError::into_inner).recv();
-                    let Ok((seq, lines)) = next else { return };
+                    let Ok((seq, permits, lines)) = next else { return };
                     let ((records, error), anomalies) = super::anomaly::collect(|| {
                         let mut records = Vec::with_capacity(lines.lines.len());
                         for (line, range) in &lines.lines {
@@ -154,7 +161,7 @@ pub fn parse_lines<T: Send>(
                     drop(lines);
                     // the cutter may be gone (it failed, or every chunk is cut)
                     let _ = text_permit_tx.send(());
-                    if done_tx.send(Parsed { seq, records, error, anomalies }).is_err() {
+                    if done_tx.send(Parsed { seq, permits, records, error, anomalies }).is_err() {
                         return;
                     }
                 }
@@ -181,7 +188,9 @@ pub fn parse_lines<T: Send>(
                     failed = Some(e);
                     break 'chunks;
                 }
-                let _ = permit_tx.send(());
+                for _ in 0..chunk.permits {
+                    let _ = permit_tx.send(());
+                }
             }
         }
         // stop the other threads: the cutter waits for a permit or a parser, parsers for
@@ -230,43 +239,48 @@ mod tests {
 
     /// While `each` is held on the first record, the parsers go on until every permit is
     /// taken: `3 × threads` chunks of text and `parsed_ahead × threads` more, and not one
-    /// chunk past that; the records then arrive in file order.
+    /// chunk past that; a chunk of three times `bytes` takes three permits. The records
+    /// then arrive in file order.
     #[test]
     fn parsers_run_ahead_of_a_held_writer_up_to_their_bound() {
         use std::sync::atomic::{AtomicUsize, Ordering};
         let threads = parser_threads();
         let bound = threads * (TEXT_CHUNKS_PER_THREAD + 5);
-        let text: String = (1..=bound * 4).map(|i| format!("{i}\n")).collect();
-        let parsed = AtomicUsize::new(0);
-        let mut got = Vec::new();
-        let mut held_at = None;
-        parse_lines(
-            Path::new("n.jsonl"),
-            &mut text.as_bytes(),
-            1,
-            Chunking { lines: 1, bytes: 1 << 20, parsed_ahead: 5 },
-            |line, _| {
-                parsed.fetch_add(1, Ordering::SeqCst);
-                Ok(line)
-            },
-            |line| {
-                if line == 1 {
-                    // wait for the parsers to fill every permit (10 s at most), then give
-                    // them time to overrun it if they could
-                    let start = std::time::Instant::now();
-                    while parsed.load(Ordering::SeqCst) < bound && start.elapsed().as_secs() < 10 {
-                        std::thread::sleep(std::time::Duration::from_millis(1));
+        // lines of 10 bytes (one permit each) and of 31 bytes (three), in chunks of one line
+        for (line_bytes, held) in [(10, bound), (31, bound / 3)] {
+            let lines = bound * 4;
+            let text: String = (1..=lines).map(|i| format!("{i:0>width$}\n", width = line_bytes - 1)).collect();
+            let parsed = AtomicUsize::new(0);
+            let mut got = Vec::new();
+            let mut held_at = None;
+            parse_lines(
+                Path::new("n.jsonl"),
+                &mut text.as_bytes(),
+                1,
+                Chunking { lines: 1, bytes: 10, parsed_ahead: 5 },
+                |line, _| {
+                    parsed.fetch_add(1, Ordering::SeqCst);
+                    Ok(line)
+                },
+                |line| {
+                    if line == 1 {
+                        // wait for the parsers to take every permit (10 s at most), then
+                        // give them time to overrun the bound if they could
+                        let start = std::time::Instant::now();
+                        while parsed.load(Ordering::SeqCst) < held && start.elapsed().as_secs() < 10 {
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                        std::thread::sleep(std::time::Duration::from_millis(50));
+                        held_at = Some(parsed.load(Ordering::SeqCst));
                     }
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    held_at = Some(parsed.load(Ordering::SeqCst));
-                }
-                got.push(line);
-                Ok(())
-            },
-        )
-        .unwrap();
-        assert_eq!(held_at, Some(bound), "{threads} threads");
-        assert_eq!(got, (1..=bound as u64 * 4).collect::<Vec<_>>());
+                    got.push(line);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert_eq!(held_at, Some(held), "lines of {line_bytes} bytes, {threads} threads");
+            assert_eq!(got, (1..=lines as u64).collect::<Vec<_>>());
+        }
     }
 
     /// The first bad line in file order is the one reported, and `each` saw exactly the
