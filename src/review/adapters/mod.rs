@@ -35,8 +35,8 @@ pub const CHUNKING: crate::ingest::parallel::Chunking =
 /// [`CHUNKING`] for Review4Repair rows. An example keeps an eighth of its line or less (the
 /// focused hunk, the target, the comment; not the snippet's context nor the token lists),
 /// so up to 64 chunks per parser thread may wait parsed (about 16 MB of examples on two
-/// cores) while DuckDB compresses a row group on the writing thread: the ×100 benchmark
-/// file loaded in 4.5-4.8 s instead of 4.9-5.1 s.
+/// cores) while DuckDB compresses a row group on the writing thread (measured in
+/// docs/benchmarks.md, issue 29 round 12).
 pub const REVIEW4REPAIR_CHUNKING: crate::ingest::parallel::Chunking =
     crate::ingest::parallel::Chunking { parsed_ahead: 64, ..CHUNKING };
 
